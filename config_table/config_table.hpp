@@ -1,0 +1,102 @@
+// config_table: what ccltune knows per communicator and workload (incumbent, state, statistics),
+// and its life beyond the run: versioned JSON export/import under a fingerprint, and NCCL's
+// example-tuner CSV export. Pure C++ (nlohmann-json for the file format); no CUDA, NCCL or MPI.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "vocab/types.hpp"
+
+namespace ccltune::config_table {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Where the numbers were measured. Import requires gpu, nranks, nnodes and nccl_version to match.
+struct Fingerprint {
+  std::string gpu;           // "NVIDIA H200", "simulated"
+  int nranks = 0;
+  int nnodes = 0;
+  int nccl_version = 0;      // NCCL_VERSION_CODE, e.g. 22809
+  int plugin_version = 0;    // tuner ABI version NCCL loaded (5, 6)
+  int channel_budget = 0;    // channels the communicator was created with (process-level knob)
+  std::string ccltune_version;
+  friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
+};
+
+enum class WorkloadState { kDefault, kSearching, kConverged, kImported, kForced };
+std::string_view StateName(WorkloadState s);
+
+struct Entry {
+  WorkloadKey key;
+  Config config;             // incumbent (the default Config: NCCL's own choice won)
+  WorkloadState state = WorkloadState::kDefault;
+  double default_us = 0;     // median time of NCCL's default (0: not measured)
+  double tuned_us = 0;       // median time of the incumbent (0: not measured)
+  uint64_t calls = 0;        // calls seen on this rank
+  uint64_t samples = 0;      // measured calls
+  uint64_t converge_calls = 0;  // calls of the workload until the final config applied (0: not yet)
+  SubspaceSet subspaces;     // as read from NCCL's cost table
+};
+
+// One communicator's workloads, keyed by WorkloadKey::Hash(). Thread-safe.
+class CommTable {
+ public:
+  explicit CommTable(Fingerprint fp) : fp_(std::move(fp)) {}
+  const Fingerprint& fingerprint() const { return fp_; }
+  void set_fingerprint(const Fingerprint& fp);
+  // Creates the entry on first sight; then applies `fn` to it under the lock.
+  template <typename Fn>
+  void Update(const WorkloadKey& key, Fn&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = entries_.try_emplace(key.Hash());
+    if (inserted) it->second.key = key;
+    fn(it->second);
+  }
+  std::optional<Entry> Find(uint64_t hash) const;
+  std::vector<Entry> Snapshot() const;  // in first-seen order is not promised; sorted by key string
+
+ private:
+  mutable std::mutex mu_;
+  Fingerprint fp_;
+  std::map<uint64_t, Entry> entries_;
+};
+
+// A group of communicators' tables as exported together (one process).
+struct ExportSet {
+  std::vector<std::pair<Fingerprint, std::vector<Entry>>> comms;
+};
+
+// Versioned JSON: {"schema": 1, "producer": "ccltune x.y.z", "configs": [ {"fingerprint": {...},
+// "workloads": [ {"key": {...}, "config": {...}, "state", "default_us", "tuned_us", ...} ] } ] }.
+// Keys carry (collective, dtype, op, bytes) per call, never a per-run communicator hash. Workloads
+// of the same fingerprint from several communicators are merged (the one with more samples wins).
+std::string ToJson(const ExportSet& set);
+// NCCL's example-tuner CSV: collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,
+// nRanks,numPipeOps,regBuff — one line per converged ungrouped workload that is not NCCL's default;
+// bytes are NCCL's nBytes (NcclTunerBytes), min == max; numPipeOps and regBuff -1 (any).
+std::string ToCsv(const ExportSet& set);
+// Writes `content` to `path` atomically (temporary file in the same directory, fsync, rename).
+absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
+
+struct ImportedWorkload {
+  WorkloadKey key;
+  Config config;
+  double tuned_us = 0;
+  double default_us = 0;
+};
+// Parses an export and returns the workloads recorded under a fingerprint equal to `fp` in gpu,
+// nranks, nnodes and nccl_version. Errors carry a one-line message naming the file:
+// NotFound (no file), DataLoss (does not parse / wrong types), FailedPrecondition (schema version
+// or fingerprint mismatch, saying which field).
+absl::StatusOr<std::vector<ImportedWorkload>> ImportJson(const std::string& path, const Fingerprint& fp);
+absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text, const Fingerprint& fp,
+                                                        const std::string& source_name);
+
+}  // namespace ccltune::config_table

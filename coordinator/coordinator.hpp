@@ -1,0 +1,252 @@
+// coordinator: the consistency protocol of DESIGN.md §4. Every rank counts units of a communicator;
+// after chosen units every rank issues one in-band all-reduce(MAX) of a fixed-size array of 64-bit
+// words (the payload) through a Transport; the leader (rank 0) writes the schedule updates, the
+// others write zeros; payload k is applied by every rank at sync point k+kLag, so all ranks switch
+// configs at the same call. Knows nothing of CUDA, NCCL or MPI: the real transport lives in src/,
+// an in-process fake (FakeHub) serves the tests.
+//
+// Payload layout (words; protocol constants, never changed by a version):
+//   0 magic 'CCLTUNE\0'      every rank writes it
+//   1 version v              every rank: MAX -> highest version present
+//   2 2^63 - v               every rank: MAX -> 2^63 - lowest version present
+//   3 sync id                every rank writes the same value
+//   4 cannot-tune flag       0/1 per rank: MAX -> any rank cannot tune
+//   5 error flag             0/1 per rank: MAX -> any rank saw an error
+//   6 interval               leader: length (units) of the interval that starts at sync k+kLag
+//   7 control                leader: bit0 stop tuning on this communicator
+//   8 record count           leader
+//   9.. records              leader: per workload [hash][header: n entries (8 bits), converged bit 8]
+//                            then n entry words: algo+1 (4 bits) | proto+1 (4) | channels (12) |
+//                            calls (12; 0 = final, stays) | chunk bytes (32)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "vocab/types.hpp"
+
+namespace ccltune::coordinator {
+
+inline constexpr int kPayloadWords = 64;
+inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" little-endian
+inline constexpr uint64_t kProtocolVersion = 1;
+inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
+inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
+inline constexpr uint64_t kInitialInterval = 64;  // units between the first kLag + 1 sync points
+inline constexpr int kHeaderWords = 9;
+inline constexpr int kMaxEntriesPerRecord = 255;
+inline constexpr uint32_t kMaxCallsPerEntry = 4095;
+
+using Words = std::array<uint64_t, kPayloadWords>;
+
+struct ScheduleEntry {
+  Config config;
+  uint32_t calls = 0;  // 0: the final entry (incumbent), which stays after the others are used up
+  friend bool operator==(const ScheduleEntry&, const ScheduleEntry&) = default;
+};
+
+// "Run c1 x m1, c2 x m2, ... in order, then stay on the final entry." Replaces what the workload had.
+struct WorkloadUpdate {
+  uint64_t workload = 0;
+  std::vector<ScheduleEntry> entries;  // the last one has calls == 0
+  bool converged = false;              // the final entry is the search's result
+  friend bool operator==(const WorkloadUpdate&, const WorkloadUpdate&) = default;
+};
+
+struct LeaderMessage {
+  std::vector<WorkloadUpdate> updates;
+  uint64_t interval = kInitialInterval;  // length of the interval starting at sync point k + kLag
+  bool stop_tuning = false;
+  friend bool operator==(const LeaderMessage&, const LeaderMessage&) = default;
+};
+
+struct RankFlags {
+  bool cannot_tune = false;
+  bool saw_error = false;
+};
+
+// Words one update takes in a payload.
+int EncodedWords(const WorkloadUpdate& u);
+// Room for records in an empty payload.
+inline constexpr int kRecordWords = kPayloadWords - kHeaderWords;
+
+// The contribution of one rank. `leader` is the leader's message (nullptr on other ranks).
+// InvalidArgument if the message does not fit or a field is out of range.
+absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, RankFlags flags,
+                             uint64_t version = kProtocolVersion);
+
+struct Delivered {
+  uint64_t sync_id = 0;
+  uint64_t min_version = 0;
+  uint64_t max_version = 0;
+  bool any_cannot_tune = false;
+  bool any_error = false;
+  LeaderMessage message;
+};
+
+// Decodes the reduced words. DataLoss for a malformed payload (bad magic, record overrun, bad
+// field); FailedPrecondition when versions differ across ranks (min != max), with min/max filled
+// in the message. Never reads past the array.
+absl::StatusOr<Delivered> Decode(const Words& reduced);
+
+// Per communicator and rank: each workload's schedule, consumed one call at a time.
+class ScheduleBook {
+ public:
+  void Apply(const WorkloadUpdate& u);
+  // The config of the next call of `workload` (consumes one call), or nullopt: NCCL's default.
+  std::optional<Config> Next(uint64_t workload);
+  // The final entry, without consuming (used while a stream captures a graph).
+  std::optional<Config> Incumbent(uint64_t workload) const;
+  // True when only the final entry is left (or the workload has no schedule).
+  bool Exhausted(uint64_t workload) const;
+  bool Converged(uint64_t workload) const;
+  void Clear();
+  size_t size() const { return book_.size(); }
+
+ private:
+  struct Slot {
+    std::deque<ScheduleEntry> pending;  // entries with calls left
+    Config final_config;
+    bool converged = false;
+  };
+  std::unordered_map<uint64_t, Slot> book_;
+};
+
+// Where the sync points fall. s_0 = kFirstSyncUnit, s_{j+1} = s_j + I_j, I_j = kInitialInterval for
+// j < kLag, and I_{k+kLag} delivered by payload k (applied at s_{k+kLag}, just in time).
+class SyncCadence {
+ public:
+  struct Actions {
+    std::optional<uint64_t> apply;  // wait for this sync id and apply its payload (first)
+    std::optional<uint64_t> issue;  // then issue this sync id
+  };
+  // `units` is the number of units completed so far (1 after the first).
+  Actions OnUnitComplete(uint64_t units);
+  // Payload k delivered the interval I_{k+kLag}; must be called while applying payload k.
+  void SetDeliveredInterval(uint64_t sync_id, uint64_t interval);
+  uint64_t next_sync_unit() const { return next_sync_unit_; }
+  uint64_t next_sync_id() const { return next_sync_id_; }
+
+ private:
+  uint64_t next_sync_unit_ = kFirstSyncUnit;
+  uint64_t next_sync_id_ = 0;
+  std::unordered_map<uint64_t, uint64_t> interval_for_;  // sync index j -> I_j
+};
+
+// Leader side: the repeating period of the sequence of workload keys (the training iteration).
+class IterationDetector {
+ public:
+  explicit IterationDetector(size_t history = 4096) : history_(history) {}
+  void Observe(uint64_t workload);
+  // Smallest period P that repeats at least 3 times at the end of the history; 0 while unknown.
+  uint64_t period() const { return period_; }
+
+ private:
+  void Detect();
+  size_t history_;
+  std::deque<uint64_t> seq_;
+  uint64_t period_ = 0;
+  uint64_t observed_ = 0;
+};
+
+// Leader side: how long the next interval is. At least one iteration (a multiple of the period),
+// at least `min_units`; doubles while everything is converged, up to `max_units`; back to short
+// while something is searched.
+struct IntervalOptions {
+  uint64_t min_units = 8;
+  uint64_t max_units = 1 << 16;
+  uint64_t unknown_period_units = kInitialInterval;  // while the period is unknown
+};
+class IntervalPolicy {
+ public:
+  explicit IntervalPolicy(IntervalOptions o = {}) : o_(o) {}
+  uint64_t Next(uint64_t period, bool searching);
+
+ private:
+  IntervalOptions o_;
+  uint64_t last_ = 0;
+};
+
+// The in-band all-reduce(MAX) over the communicator's ranks.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Starts sync `sync_id` with this rank's contribution on `stream` (opaque; the unit's stream).
+  virtual absl::Status Issue(uint64_t sync_id, const Words& contribution, void* stream) = 0;
+  // Waits for sync `sync_id` and writes the reduced words. DeadlineExceeded after `timeout`, and
+  // the caller may wait again.
+  virtual absl::Status Wait(uint64_t sync_id, Words* reduced, absl::Duration timeout) = 0;
+};
+
+// In-process fake: n endpoints; Issue never blocks; Wait blocks until all n contributed.
+class FakeHub {
+ public:
+  explicit FakeHub(int n);
+  ~FakeHub();
+  std::unique_ptr<Transport> Endpoint(int rank);
+  // Fault injection for tests: endpoint `rank` drops its contribution to `sync_id`.
+  void DropContribution(int rank, uint64_t sync_id);
+
+ private:
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
+};
+
+// One rank's protocol state for one communicator.
+class CommCoordinator {
+ public:
+  struct Hooks {
+    // Leader only: fill the message for sync `sync_id` (called when the leader issues it).
+    std::function<LeaderMessage(uint64_t sync_id)> build_message;
+    // Every rank: an update was applied (after the book took it).
+    std::function<void(const WorkloadUpdate&)> on_update;
+    // Every rank: tuning stopped on this communicator (reason is a one-line message).
+    std::function<void(const std::string& reason)> on_stop;
+    // Every rank: a wait took longer than the warn threshold (for loud logging).
+    std::function<void(uint64_t sync_id, absl::Duration waited)> on_slow_wait;
+  };
+  CommCoordinator(int rank, int nranks, std::unique_ptr<Transport> transport, Hooks hooks,
+                  absl::Duration warn_after = absl::Seconds(5));
+
+  // The config for the next call of `workload`. capturing: incumbent, nothing consumed.
+  // NCCL's default when tuning is off or the workload has no schedule.
+  Config ConfigFor(uint64_t workload, bool capturing);
+  // After a unit completed, on the stream of its last collective: apply due payloads and issue
+  // due syncs. Returns the first error (the caller stops tuning locally only through the
+  // protocol: errors are raised as the error flag at the next sync).
+  absl::Status OnUnitComplete(void* stream);
+  // This rank cannot tune (set up failed) or saw an error: raised at the next sync.
+  void RaiseCannotTune() { flags_.cannot_tune = true; }
+  void RaiseError() { flags_.saw_error = true; }
+
+  bool tuning() const { return tuning_; }
+  bool is_leader() const { return rank_ == 0; }
+  uint64_t units() const { return units_; }
+  uint64_t syncs_issued() const { return cadence_.next_sync_id(); }
+  const ScheduleBook& book() const { return book_; }
+
+ private:
+  absl::Status Apply(uint64_t sync_id);
+  int rank_;
+  int nranks_;
+  std::unique_ptr<Transport> transport_;
+  Hooks hooks_;
+  absl::Duration warn_after_;
+  ScheduleBook book_;
+  SyncCadence cadence_;
+  RankFlags flags_;
+  bool tuning_ = true;   // false once the protocol stopped it (same on every rank)
+  bool syncing_ = true;  // false once no more syncs are issued (same on every rank)
+  uint64_t units_ = 0;
+};
+
+}  // namespace ccltune::coordinator

@@ -1,0 +1,103 @@
+// executor: the device side of ccltune, behind one interface. It times calls with pairs of events on
+// the call's stream, harvests finished timings without blocking, and gives the runtime and the bench
+// device memory, streams and copies. Two backends:
+//  - CUDA: the driver API (libcuda.so.1) loaded at run time, so nothing links against a CUDA version
+//    and the library loads on machines without a GPU;
+//  - simulated: the simulated NCCL's virtual clock (symbol `simncclVirtualTimeUs` found in the
+//    process), plain host memory, events that are timestamps of that clock.
+// No NCCL, no MPI here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ccltune::executor {
+
+using Stream = void*;  // cudaStream_t / CUstream, or the simulated NCCL's opaque stream handle
+using Event = void*;   // CUevent, or a simulated timestamp slot
+
+enum class Backend { kCuda, kSimulated };
+
+enum class EventState { kDone, kPending };
+
+// Device operations the runtime and the bench need. Every call is non-blocking unless its name
+// says Synchronize. Implementations are thread-compatible (one per process, used under the
+// runtime's locks or from one thread).
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual Backend backend() const = 0;
+  virtual const char* name() const = 0;  // "NVIDIA H200", "simulated"
+
+  // Makes `ordinal` the calling thread's current device (CUDA: retains its primary context, which
+  // the CUDA runtime and NCCL then use). The simulated backend accepts any ordinal.
+  virtual absl::Status SetDevice(int ordinal) = 0;
+  virtual absl::StatusOr<int> DeviceCount() = 0;
+
+  virtual absl::StatusOr<void*> Alloc(size_t bytes) = 0;
+  virtual void Free(void* ptr) = 0;
+  virtual absl::StatusOr<void*> AllocHost(size_t bytes) = 0;  // page-locked where the backend has it
+  virtual void FreeHost(void* ptr) = 0;
+  virtual absl::Status CopyToDeviceAsync(void* dst, const void* src, size_t bytes, Stream s) = 0;
+  virtual absl::Status CopyToHostAsync(void* dst, const void* src, size_t bytes, Stream s) = 0;
+  virtual absl::Status MemsetAsync(void* dst, uint8_t value, size_t bytes, Stream s) = 0;
+
+  virtual absl::StatusOr<Stream> CreateStream() = 0;
+  virtual void DestroyStream(Stream s) = 0;
+  virtual absl::Status StreamSynchronize(Stream s) = 0;
+
+  virtual absl::StatusOr<Event> CreateEvent() = 0;
+  virtual void DestroyEvent(Event e) = 0;
+  virtual absl::Status RecordEvent(Event e, Stream s) = 0;
+  // Non-blocking. Safe while another stream of the process captures a CUDA graph: the CUDA backend
+  // switches the calling thread to relaxed capture mode around the query.
+  virtual absl::StatusOr<EventState> QueryEvent(Event e) = 0;
+  // Microseconds from a to b; both must be done.
+  virtual absl::StatusOr<double> ElapsedUs(Event a, Event b) = 0;
+
+  // True while `s` is capturing a CUDA graph (never for the simulated backend).
+  virtual bool IsCapturing(Stream s) = 0;
+};
+
+// Picks the backend for this process: simulated when the simulated NCCL's clock symbol is present,
+// else CUDA through libcuda.so.1. NotFound / FailedPrecondition when neither works (no GPU, no driver).
+absl::StatusOr<std::unique_ptr<Device>> OpenDevice();
+absl::StatusOr<std::unique_ptr<Device>> OpenCudaDevice();
+absl::StatusOr<std::unique_ptr<Device>> OpenSimulatedDevice();
+
+// One measured call.
+struct Sample {
+  uint64_t tag = 0;  // the caller's tag (the runtime packs workload and candidate into it)
+  double us = 0;
+};
+
+// Times regions on streams with pooled event pairs; never synchronises a stream.
+class Timer {
+ public:
+  // `max_pending` bounds the events in flight; Begin refuses (returns false) beyond it.
+  explicit Timer(Device* device, int max_pending = 256);
+  ~Timer();  // waits for nothing: events still pending are destroyed (CUDA allows it)
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  // Records the start event on `s`. Returns false if the pool is exhausted or the device failed;
+  // then the matching End must not be called.
+  bool Begin(Stream s, uint64_t tag);
+  // Records the end event of the region begun last on this Timer (regions do not nest).
+  void End(Stream s);
+  // Appends the finished regions, in the order they were begun, to `out`; stops at the first one
+  // still pending. Never blocks.
+  void Harvest(std::vector<Sample>* out);
+  int pending() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ccltune::executor
