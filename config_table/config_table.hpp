@@ -20,12 +20,12 @@ inline constexpr int kSchemaVersion = 1;
 
 // Where the numbers were measured. Import requires gpu, nranks, nnodes and nccl_version to match.
 struct Fingerprint {
-  std::string gpu;           // "NVIDIA H200", "simulated"
+  std::string gpu;  // "NVIDIA H200", "simulated"
   int nranks = 0;
   int nnodes = 0;
-  int nccl_version = 0;      // NCCL_VERSION_CODE, e.g. 22809
-  int plugin_version = 0;    // tuner ABI version NCCL loaded (5, 6)
-  int channel_budget = 0;    // channels the communicator was created with (process-level knob)
+  int nccl_version = 0;    // NCCL_VERSION_CODE, e.g. 22809
+  int plugin_version = 0;  // tuner ABI version NCCL loaded (5, 6)
+  int channel_budget = 0;  // channels the communicator was created with (process-level knob)
   std::string ccltune_version;
   friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
 };
@@ -35,14 +35,14 @@ std::string_view StateName(WorkloadState s);
 
 struct Entry {
   WorkloadKey key;
-  Config config;             // incumbent (the default Config: NCCL's own choice won)
+  Config config;  // incumbent (the default Config: NCCL's own choice won)
   WorkloadState state = WorkloadState::kDefault;
-  double default_us = 0;     // median time of NCCL's default (0: not measured)
-  double tuned_us = 0;       // median time of the incumbent (0: not measured)
-  uint64_t calls = 0;        // calls seen on this rank
-  uint64_t samples = 0;      // measured calls
+  double default_us = 0;        // median time of NCCL's default (0: not measured)
+  double tuned_us = 0;          // median time of the incumbent (0: not measured)
+  uint64_t calls = 0;           // calls seen on this rank
+  uint64_t samples = 0;         // measured calls
   uint64_t converge_calls = 0;  // calls of the workload until the final config applied (0: not yet)
-  SubspaceSet subspaces;     // as read from NCCL's cost table
+  SubspaceSet subspaces;        // as read from NCCL's cost table
 };
 
 // One communicator's workloads, keyed by WorkloadKey::Hash(). Thread-safe.

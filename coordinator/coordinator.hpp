@@ -13,13 +13,15 @@
 //   4 cannot-tune flag       0/1 per rank: MAX -> any rank cannot tune
 //   5 error flag             0/1 per rank: MAX -> any rank saw an error
 //   6 interval               leader: length (units) of the interval that starts at sync k+kLag
-//   7 control                leader: bit0 stop tuning on this communicator
+//   7 control                leader: bit0 stop tuning on this communicator; bits 8..39 the detected
+//                            iteration period in units (0 unknown)
 //   8 record count           leader
 //   9.. records              leader: per workload [hash][header: n entries (8 bits), converged bit 8]
 //                            then n entry words: algo+1 (4 bits) | proto+1 (4) | channels (12) |
 //                            calls (12; 0 = final, stays) | chunk bytes (32)
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -41,7 +43,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 inline constexpr uint64_t kProtocolVersion = 1;
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
-inline constexpr uint64_t kInitialInterval = 64;  // units between the first kLag + 1 sync points
+inline constexpr uint64_t kInitialInterval = 16;  // units between the first kLag + 1 sync points
 inline constexpr int kHeaderWords = 9;
 inline constexpr int kMaxEntriesPerRecord = 255;
 inline constexpr uint32_t kMaxCallsPerEntry = 4095;
@@ -65,6 +67,7 @@ struct WorkloadUpdate {
 struct LeaderMessage {
   std::vector<WorkloadUpdate> updates;
   uint64_t interval = kInitialInterval;  // length of the interval starting at sync point k + kLag
+  uint64_t period = 0;                   // the leader's detected iteration period (units), 0 unknown
   bool stop_tuning = false;
   friend bool operator==(const LeaderMessage&, const LeaderMessage&) = default;
 };
@@ -133,12 +136,25 @@ class SyncCadence {
   Actions OnUnitComplete(uint64_t units);
   // Payload k delivered the interval I_{k+kLag}; must be called while applying payload k.
   void SetDeliveredInterval(uint64_t sync_id, uint64_t interval);
+  // The iteration period delivered by the payload applied last (0 unknown).
+  void SetDeliveredPeriod(uint64_t period) { period_ = period; }
+  // The unit about to be reported to OnUnitComplete ran a workload this communicator never ran before.
+  // Every rank sees the same first sightings at the same unit, so this is as deterministic as the
+  // rest: the pending sync point and the next kLag + 1 intervals are capped at BoostCap(), so the
+  // leader can ship the new workload's first candidates within about 3 caps instead of waiting out
+  // long converged intervals. The cap is one iteration (the delivered period, at least 2 units), or
+  // kInitialInterval while the period is unknown: intervals stay at least one iteration long.
+  void NoteNewWorkload() { new_workload_ = true; }
+  uint64_t BoostCap() const { return period_ > 0 ? std::max<uint64_t>(period_, 2) : kInitialInterval; }
   uint64_t next_sync_unit() const { return next_sync_unit_; }
   uint64_t next_sync_id() const { return next_sync_id_; }
 
  private:
   uint64_t next_sync_unit_ = kFirstSyncUnit;
   uint64_t next_sync_id_ = 0;
+  uint64_t period_ = 0;
+  bool new_workload_ = false;
+  int boost_left_ = 0;
   std::unordered_map<uint64_t, uint64_t> interval_for_;  // sync index j -> I_j
 };
 
@@ -226,6 +242,8 @@ class CommCoordinator {
   absl::Status OnUnitComplete(void* stream);
   // This rank cannot tune (set up failed) or saw an error: raised at the next sync.
   void RaiseCannotTune() { flags_.cannot_tune = true; }
+  // The unit about to complete ran a workload never seen on this communicator (see SyncCadence).
+  void NoteNewWorkload() { cadence_.NoteNewWorkload(); }
   void RaiseError() { flags_.saw_error = true; }
 
   bool tuning() const { return tuning_; }

@@ -16,9 +16,9 @@
 namespace ccltune::optimizer {
 
 struct SearchSpace {
-  SubspaceSet subspaces;     // valid algorithm x protocol entries and NCCL's pick
-  int max_channels = 0;      // channel budget (>= 1): NC is searched in [1, max_channels]
-  bool chunk_dim = false;    // search chunk size too (tuner v6, NCCL >= 2.30)
+  SubspaceSet subspaces;   // valid algorithm x protocol entries and NCCL's pick
+  int max_channels = 0;    // channel budget (>= 1): NC is searched in [1, max_channels]
+  bool chunk_dim = false;  // search chunk size too (tuner v6, NCCL >= 2.30)
   // Per protocol grain (bytes); chunk sizes are searched as grain * 2^k within [min, max].
   int64_t chunk_grain[kNumProtos] = {0, 0, 0};
   int64_t chunk_min[kNumProtos] = {0, 0, 0};
@@ -28,9 +28,10 @@ struct SearchSpace {
 struct Options {
   int warmup_calls = 1;           // first calls of a candidate, discarded
   int samples_per_candidate = 3;  // measured calls per candidate while exploring
-  int confirm_samples = 8;        // per side in the final default-vs-best comparison
+  int confirm_samples = 10;       // per side in the final default-vs-best comparison
   double min_gain = 0.02;         // switch away from the default only if best < default * (1 - gain),
-                                  // where gain = max(min_gain, 2 * measured relative noise)
+                                  // where gain = max(min_gain, 2.5 * measured relative noise of the
+                                  // compared estimates: per-sample noise * ~1.1 * sqrt(1/nd + 1/nb))
   double prune_ratio = 1.30;      // drop a subspace whose best is this far behind the global best
   int max_batch = 24;             // most candidates in one batch
   // After convergence: keep one sample every `monitor_every` calls of the incumbent; a median of

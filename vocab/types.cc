@@ -24,9 +24,9 @@ std::string Canon(std::string_view s) {  // lower case, '_' and '-' dropped: "al
 }
 
 constexpr std::array<std::string_view, kNumColls> kCollNames = {"broadcast", "reduce", "allgather", "reducescatter",
-                                                                 "allreduce"};
-constexpr std::array<std::string_view, kNumAlgos> kAlgoNames = {"tree", "ring",     "collnetdirect", "collnetchain",
-                                                                "nvls", "nvlstree", "pat"};
+                                                                "allreduce"};
+constexpr std::array<std::string_view, kNumAlgos> kAlgoNames = {
+    "tree", "ring", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"};
 constexpr std::array<std::string_view, kNumProtos> kProtoNames = {"ll", "ll128", "simple"};
 
 struct DtypeInfo {
@@ -114,9 +114,7 @@ std::optional<int> ParseDtype(std::string_view name) {
   return std::nullopt;
 }
 
-int DtypeSize(int dtype) {
-  return (dtype >= 0 && dtype < static_cast<int>(kDtypes.size())) ? kDtypes[dtype].size : 0;
-}
+int DtypeSize(int dtype) { return (dtype >= 0 && dtype < static_cast<int>(kDtypes.size())) ? kDtypes[dtype].size : 0; }
 
 std::string_view RedOpName(int op) {
   if (op == -1) return "none";

@@ -24,24 +24,24 @@ inline constexpr int kProtoLL = 0;
 inline constexpr int kProtoLL128 = 1;
 inline constexpr int kProtoSimple = 2;
 
-std::string_view CollName(Coll c);                       // "allreduce", "allgather", ...
-std::optional<Coll> ParseColl(std::string_view name);    // accepts CollName() and "all_reduce"-style; else nullopt
-std::string_view AlgoName(int algo);                     // "tree", "ring", ..., "default" for -1, "?" if out of range
-std::optional<int> ParseAlgo(std::string_view name);     // case-insensitive; "default" -> -1
-std::string_view ProtoName(int proto);                   // "ll", "ll128", "simple", "default" for -1
+std::string_view CollName(Coll c);                     // "allreduce", "allgather", ...
+std::optional<Coll> ParseColl(std::string_view name);  // accepts CollName() and "all_reduce"-style; else nullopt
+std::string_view AlgoName(int algo);                   // "tree", "ring", ..., "default" for -1, "?" if out of range
+std::optional<int> ParseAlgo(std::string_view name);   // case-insensitive; "default" -> -1
+std::string_view ProtoName(int proto);                 // "ll", "ll128", "simple", "default" for -1
 std::optional<int> ParseProto(std::string_view name);
-std::string_view DtypeName(int dtype);                   // ncclDataType_t value -> "float32", "bfloat16", ...
+std::string_view DtypeName(int dtype);  // ncclDataType_t value -> "float32", "bfloat16", ...
 std::optional<int> ParseDtype(std::string_view name);
-int DtypeSize(int dtype);                                // bytes per element; 0 if unknown
-std::string_view RedOpName(int op);                      // ncclRedOp_t -> "sum", ...; -1 -> "none"
+int DtypeSize(int dtype);            // bytes per element; 0 if unknown
+std::string_view RedOpName(int op);  // ncclRedOp_t -> "sum", ...; -1 -> "none"
 
 // One configuration of a collective call. Every field has a "NCCL decides" value, so the
 // all-default Config means "no override" (NCCL exactly as without ccltune).
 struct Config {
-  int algo = -1;             // NCCL_ALGO_* or -1 (NCCL's choice; then proto is -1 too)
-  int proto = -1;            // NCCL_PROTO_* or -1
-  int channels = 0;          // 1..budget, or 0 (NCCL's choice)
-  int64_t chunk_bytes = 0;   // > 0 only where the plugin ABI offers getChunkSize (tuner v6); 0 = NCCL's choice
+  int algo = -1;            // NCCL_ALGO_* or -1 (NCCL's choice; then proto is -1 too)
+  int proto = -1;           // NCCL_PROTO_* or -1
+  int channels = 0;         // 1..budget, or 0 (NCCL's choice)
+  int64_t chunk_bytes = 0;  // > 0 only where the plugin ABI offers getChunkSize (tuner v6); 0 = NCCL's choice
 
   bool IsDefault() const { return algo < 0 && proto < 0 && channels == 0 && chunk_bytes == 0; }
   bool HasSubspace() const { return algo >= 0 && proto >= 0; }
@@ -54,7 +54,7 @@ struct Config {
 // bit (algo * kNumProtos + proto) is set where the entry is not -1.
 struct SubspaceSet {
   uint32_t valid_mask = 0;
-  int nccl_algo = -1;   // NCCL's own pick (lowest-cost valid entry), -1 if unknown
+  int nccl_algo = -1;  // NCCL's own pick (lowest-cost valid entry), -1 if unknown
   int nccl_proto = -1;
   bool Valid(int algo, int proto) const {
     return algo >= 0 && proto >= 0 && algo < kNumAlgos && proto < kNumProtos &&
@@ -67,8 +67,8 @@ struct SubspaceSet {
 // NCCL's nBytes: for all-gather NCCL's nBytes is bytes * nranks).
 struct CallDesc {
   Coll coll = Coll::kAllReduce;
-  int dtype = 0;   // ncclDataType_t
-  int op = -1;     // ncclRedOp_t, -1 for collectives without reduction (all-gather, broadcast)
+  int dtype = 0;  // ncclDataType_t
+  int op = -1;    // ncclRedOp_t, -1 for collectives without reduction (all-gather, broadcast)
   uint64_t bytes = 0;
   friend bool operator==(const CallDesc&, const CallDesc&) = default;
 };

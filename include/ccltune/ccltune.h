@@ -26,17 +26,17 @@ struct ncclComm; /* ncclComm_t is struct ncclComm* */
 
 typedef enum {
   ccltuneSuccess = 0,
-  ccltuneInvalidArgument = -1,  /* a NULL pointer, an out-of-range field */
-  ccltuneNotFound = -2,         /* unknown communicator or workload */
-  ccltuneUnavailable = -3,      /* ccltune is disabled or passing this communicator through */
-  ccltuneIoError = -4,          /* export could not be written */
+  ccltuneInvalidArgument = -1, /* a NULL pointer, an out-of-range field */
+  ccltuneNotFound = -2,        /* unknown communicator or workload */
+  ccltuneUnavailable = -3,     /* ccltune is disabled or passing this communicator through */
+  ccltuneIoError = -4,         /* export could not be written */
 } ccltuneResult_t;
 
 typedef enum {
-  ccltuneModeTune = 0,     /* search and apply (the default) */
-  ccltuneModeDefault = 1,  /* NCCL exactly as without ccltune: no override, no timing, no sync */
-  ccltuneModeFrozen = 2,   /* apply what is known, search nothing new */
-  ccltuneModeForced = 3,   /* every call of the communicator runs the given config */
+  ccltuneModeTune = 0,    /* search and apply (the default) */
+  ccltuneModeDefault = 1, /* NCCL exactly as without ccltune: no override, no timing, no sync */
+  ccltuneModeFrozen = 2,  /* apply what is known, search nothing new */
+  ccltuneModeForced = 3,  /* every call of the communicator runs the given config */
 } ccltuneMode_t;
 
 /* A configuration. -1 (algorithm, protocol) and 0 (channels, chunkBytes) mean "NCCL decides".
@@ -49,7 +49,7 @@ typedef struct {
 } ccltuneConfig_t;
 
 typedef enum {
-  ccltuneStateDefault = 0,   /* not tuned (yet): NCCL's default */
+  ccltuneStateDefault = 0, /* not tuned (yet): NCCL's default */
   ccltuneStateSearching = 1,
   ccltuneStateConverged = 2,
   ccltuneStateImported = 3,
@@ -57,23 +57,23 @@ typedef enum {
 } ccltuneState_t;
 
 typedef struct {
-  int collective;       /* ncclFunc_t value: 0 Broadcast, 1 Reduce, 2 AllGather, 3 ReduceScatter, 4 AllReduce */
-  int datatype;         /* ncclDataType_t */
-  int op;               /* ncclRedOp_t, -1 when the collective has none */
-  size_t bytes;         /* count * element size of the user's call */
-  int grouped;          /* 1: a user group; the fields above describe its first collective */
-  int state;            /* ccltuneState_t */
-  ccltuneConfig_t config;    /* the incumbent */
-  double defaultUs;          /* median of NCCL's default, 0 if not measured (leader rank only) */
-  double tunedUs;            /* median of the incumbent, 0 if not measured (leader rank only) */
-  int64_t calls;             /* calls of the workload seen on this rank */
-  int64_t samples;           /* measured calls (leader rank only) */
-  int64_t convergeCalls;     /* calls until the final config applied; 0 while not converged */
-  uint32_t validSubspaces;   /* bit (algorithm * 3 + protocol): allowed by NCCL's cost table for this call */
-  int ncclAlgorithm;         /* NCCL's own pick from the cost table, -1 if unknown */
+  int collective;          /* ncclFunc_t value: 0 Broadcast, 1 Reduce, 2 AllGather, 3 ReduceScatter, 4 AllReduce */
+  int datatype;            /* ncclDataType_t */
+  int op;                  /* ncclRedOp_t, -1 when the collective has none */
+  size_t bytes;            /* count * element size of the user's call */
+  int grouped;             /* 1: a user group; the fields above describe its first collective */
+  int state;               /* ccltuneState_t */
+  ccltuneConfig_t config;  /* the incumbent */
+  double defaultUs;        /* median of NCCL's default, 0 if not measured (leader rank only) */
+  double tunedUs;          /* median of the incumbent, 0 if not measured (leader rank only) */
+  int64_t calls;           /* calls of the workload seen on this rank */
+  int64_t samples;         /* measured calls (leader rank only) */
+  int64_t convergeCalls;   /* calls until the final config applied; 0 while not converged */
+  uint32_t validSubspaces; /* bit (algorithm * 3 + protocol): allowed by NCCL's cost table for this call */
+  int ncclAlgorithm;       /* NCCL's own pick from the cost table, -1 if unknown */
   int ncclProtocol;
-  int channelBudget;         /* channels ccltune searches: [1, channelBudget] */
-  int chunkTunable;          /* 1 when NCCL offers per-call chunk size (tuner v6) */
+  int channelBudget; /* channels ccltune searches: [1, channelBudget] */
+  int chunkTunable;  /* 1 when NCCL offers per-call chunk size (tuner v6) */
 } ccltuneWorkloadStats_t;
 
 /* Version of the loaded library. */

@@ -44,7 +44,7 @@ TEST(Vocab, WorkloadHashIsStableAndDistinguishes) {
   g.grouped = true;
   EXPECT_NE(a.Hash(), g.Hash());
   // Pinned value: the hash must not change between builds (exports and payloads rely on it).
-  EXPECT_EQ(a.Hash(), WorkloadKey({{CallDesc{Coll::kAllReduce, 7, 0, 1 << 20}}, false}).Hash());
+  EXPECT_EQ(a.Hash(), 1086636830017406161ull);
   EXPECT_EQ(a.ToString(), "allreduce/float32/sum/1048576");
 }
 

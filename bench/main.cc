@@ -1,0 +1,431 @@
+// ccltune-bench: nccl-tests-like MPI program measuring NCCL's default against ccltune, one process
+// per GPU. compare mode: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned until
+// ccltune reports convergence, then A and B calls alternate on one stream and each call is timed.
+// oracle mode: every configuration of the workload's search space is forced on A and timed. Every
+// configuration measured is data-checked. Runs unchanged on the real NCCL and the simulated one, with
+// or without ccltune preloaded.
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/api.hpp"
+#include "bench/collective.hpp"
+#include "bench/options.hpp"
+#include "bench/report.hpp"
+#include "executor/executor.hpp"
+#include "optimizer/optimizer.hpp"
+
+namespace ccltune::bench {
+namespace {
+
+int g_rank = 0;
+
+[[noreturn]] void Fatal(const std::string& msg) {
+  std::fprintf(stderr, "ccltune-bench: rank %d: %s\n", g_rank, msg.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::exit(3);
+}
+
+void Check(const absl::Status& st, const char* what) {
+  if (!st.ok()) Fatal(std::string(what) + ": " + std::string(st.message()));
+}
+
+void CheckNccl(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) Fatal(std::string(what) + " failed: " + ncclGetErrorString(r));
+}
+
+// True on every rank iff `ok` is true on every rank.
+bool AllRanks(bool ok) {
+  int v = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return v == 1;
+}
+
+std::optional<double> Median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return x < 0; }), v.end());
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool Settled(int state) {
+  return state == ccltuneStateConverged || state == ccltuneStateImported || state == ccltuneStateForced;
+}
+
+struct Bench {
+  Options opt;
+  int rank = 0;
+  int nranks = 1;
+  std::unique_ptr<executor::Device> device;
+  executor::Stream stream = nullptr;
+  ncclComm_t a = nullptr;  // NCCL's default
+  ncclComm_t b = nullptr;  // tuned by ccltune (compare mode)
+  CcltuneApi api;
+  SimHooks sim;
+  bool tuning = false;  // ccltune loaded, active, and accepted the modes on every rank
+
+  struct Row {
+    Coll coll;
+    int dtype;
+    Geometry g;
+    RowBuffers* buffers;
+  };
+
+  void Run(const Row& row, ncclComm_t comm) {
+    CheckNccl(Launch(row.coll, row.g, row.buffers->send(), row.buffers->recv(), row.dtype, opt.root, comm, stream),
+              "collective");
+  }
+
+  // One data-checked call on `comm`; returns this rank's mismatched elements.
+  int64_t DataCheck(const Row& row, ncclComm_t comm) {
+    Check(row.buffers->Prepare(stream), "data check: preparing buffers");
+    if (sim.SetMoveData) sim.SetMoveData(1);  // the simulated NCCL skips data movement on repeated configs
+    Run(row, comm);
+    if (sim.SetMoveData) sim.SetMoveData(0);
+    absl::StatusOr<int64_t> errors = row.buffers->Verify(stream);
+    Check(errors.status(), "data check: reading results");
+    return *errors;
+  }
+
+  // Warm-up, then opt.iters rounds of one timed call per communicator (in the order given, on one
+  // stream). Each call's time is the maximum over ranks (the slowest rank is what a job waits for,
+  // as nccl-tests reports); the result per communicator is the median over calls.
+  std::vector<std::optional<double>> TimeInterleaved(const Row& row, const std::vector<ncclComm_t>& comms) {
+    const size_t k = comms.size();
+    for (int i = 0; i < opt.warmup; ++i)
+      for (ncclComm_t c : comms) Run(row, c);
+    executor::Timer timer(device.get(), static_cast<int>(opt.iters * k) + 1);
+    for (int i = 0; i < opt.iters; ++i) {
+      for (size_t c = 0; c < k; ++c) {
+        bool timed = timer.Begin(stream, static_cast<uint64_t>(i) * k + c);
+        Run(row, comms[c]);
+        if (timed) timer.End(stream);
+      }
+    }
+    Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
+    std::vector<executor::Sample> samples;
+    timer.Harvest(&samples);
+    std::vector<double> per_call(opt.iters * k, -1.0);  // -1: not measured on this rank
+    for (const executor::Sample& s : samples)
+      if (s.tag < per_call.size()) per_call[s.tag] = s.us;
+    MPI_Allreduce(MPI_IN_PLACE, per_call.data(), static_cast<int>(per_call.size()), MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
+    std::vector<std::optional<double>> medians;
+    for (size_t c = 0; c < k; ++c) {
+      std::vector<double> mine;
+      for (int i = 0; i < opt.iters; ++i) mine.push_back(per_call[static_cast<size_t>(i) * k + c]);
+      medians.push_back(Median(mine));
+    }
+    return medians;
+  }
+
+  // ccltune's statistics of the row's workload on `comm`, read on rank 0 only.
+  std::optional<ccltuneWorkloadStats_t> Stats(const Row& row, ncclComm_t comm) {
+    if (rank != 0 || !tuning || comm == nullptr) return std::nullopt;
+    ccltuneWorkloadStats_t s{};
+    int rc = api.GetWorkloadStats(comm, static_cast<int>(row.coll), row.dtype, row.g.op, row.g.workload_bytes, &s);
+    if (rc != ccltuneSuccess) return std::nullopt;
+    return s;
+  }
+
+  // Calls B until rank 0 sees the workload settled, checking every 8 calls; every rank leaves at the
+  // same call. The stream is synchronized at each check, as a training loop does once per step.
+  void Tune(const Row& row, RowResult* r) {
+    int64_t calls = 0;
+    for (;;) {
+      int64_t block = std::min<int64_t>(8, opt.max_tune_calls - calls);
+      for (int64_t i = 0; i < block; ++i) Run(row, b);
+      calls += block;
+      Check(device->StreamSynchronize(stream), "stream synchronize while tuning");
+      int flag = 0;  // 1: settled, 2: ccltune passes the communicator through, 3: cap reached
+      if (rank == 0) {
+        ccltuneWorkloadStats_t s{};
+        int rc = api.GetWorkloadStats(b, static_cast<int>(row.coll), row.dtype, row.g.op, row.g.workload_bytes, &s);
+        if (rc == ccltuneSuccess && Settled(s.state)) flag = 1;
+        if (rc == ccltuneUnavailable) flag = 2;
+      }
+      if (calls >= opt.max_tune_calls) flag = std::max(flag, 3);
+      MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (flag != 0) {
+        r->converged = flag == 1;
+        if (flag == 2 && rank == 0) std::printf("# note: ccltune reports the tuned communicator as unavailable\n");
+        break;
+      }
+    }
+    r->tune_calls = calls;
+  }
+
+  // The row's search space, as rank 0 reads it from ccltune, broadcast so every rank enumerates the
+  // same list. nullopt (on every rank) when ccltune has no statistics for the workload.
+  std::optional<optimizer::SearchSpace> Space(const Row& row) {
+    std::optional<ccltuneWorkloadStats_t> s = Stats(row, a);
+    if (!s && b != nullptr) s = Stats(row, b);  // same ranks and workload: same cost table
+    int64_t f[6] = {0, 0, -1, -1, 0, 0};
+    if (s)
+      f[0] = 1, f[1] = s->validSubspaces, f[2] = s->ncclAlgorithm, f[3] = s->ncclProtocol, f[4] = s->channelBudget,
+      f[5] = s->chunkTunable;
+    MPI_Bcast(f, 6, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (f[0] == 0 || f[4] < 1) return std::nullopt;
+    optimizer::SearchSpace space;
+    space.subspaces.valid_mask = static_cast<uint32_t>(f[1]);
+    space.subspaces.nccl_algo = static_cast<int>(f[2]);
+    space.subspaces.nccl_proto = static_cast<int>(f[3]);
+    space.max_channels = static_cast<int>(f[4]);
+    // The C API does not report the protocols' chunk grains, so the oracle does not enumerate chunk
+    // sizes (NCCL picks them); with chunkTunable the tuned side may still search them.
+    space.chunk_dim = false;
+    return space;
+  }
+
+  // Forces every configuration of the space on A in turn; returns this rank's data-check errors.
+  int64_t Oracle(const Row& row, RowResult* r) {
+    int64_t errors = 0;
+    std::optional<optimizer::SearchSpace> space = Space(row);
+    if (!space) {
+      if (rank == 0) std::printf("# note: no ccltune statistics for this workload: oracle skipped\n");
+      return 0;
+    }
+    for (const Config& cfg : optimizer::EnumerateSpace(*space)) {
+      ccltuneConfig_t c{cfg.algo, cfg.proto, cfg.channels, cfg.chunk_bytes};
+      bool is_default = cfg.IsDefault();
+      int rc = api.SetMode(a, is_default ? ccltuneModeDefault : ccltuneModeForced, is_default ? nullptr : &c);
+      if (!AllRanks(rc == ccltuneSuccess)) {
+        if (rank == 0) std::printf("# note: ccltune refused to force %s: skipped\n", cfg.ToString().c_str());
+        api.SetMode(a, ccltuneModeDefault, nullptr);
+        continue;
+      }
+      if (opt.check) errors += DataCheck(row, a);
+      std::optional<double> us = TimeInterleaved(row, {a})[0];
+      ++r->oracle_configs;
+      if (is_default && !opt.compare) r->default_us = us;
+      if (us && (!r->oracle_us || *us < *r->oracle_us)) {
+        r->oracle_us = us;
+        r->oracle_config = c;
+      }
+    }
+    Check(api.SetMode(a, ccltuneModeDefault, nullptr) == ccltuneSuccess ? absl::OkStatus()
+                                                                        : absl::InternalError("ccltuneSetMode"),
+          "restoring ccltuneModeDefault on A");
+    return errors;
+  }
+
+  RowResult RunRow(Coll coll, int dtype, uint64_t size) {
+    RowResult r;
+    r.coll = coll;
+    r.dtype = dtype;
+    Geometry g = ComputeGeometry(coll, size, dtype, opt.op, nranks);
+    r.op = g.op;
+    r.bytes = g.bytes;
+    r.count = g.count;
+    absl::StatusOr<std::unique_ptr<RowBuffers>> buffers =
+        RowBuffers::Create(device.get(), coll, g, dtype, opt.root, rank, nranks, opt.seed);
+    Check(buffers.status(), "allocating buffers");
+    Row row{coll, dtype, g, buffers->get()};
+    int64_t errors = 0;
+
+    if (opt.compare) {
+      if (opt.check) errors += DataCheck(row, a);
+      if (tuning) {
+        Tune(row, &r);
+        std::vector<std::optional<double>> t = TimeInterleaved(row, {a, b});
+        r.default_us = t[0];
+        r.tuned_us = t[1];
+        if (opt.check) errors += DataCheck(row, b);
+        if (std::optional<ccltuneWorkloadStats_t> s = Stats(row, b)) {
+          r.config = s->config;
+          if (s->convergeCalls > 0 || Settled(s->state)) r.converge_calls = s->convergeCalls;
+        }
+      } else {
+        r.default_us = TimeInterleaved(row, {a})[0];
+      }
+    }
+    if (opt.oracle) {
+      if (tuning) {
+        errors += Oracle(row, &r);
+      } else if (!opt.compare) {
+        if (opt.check) errors += DataCheck(row, a);
+        r.default_us = TimeInterleaved(row, {a})[0];
+      }
+    }
+    MPI_Allreduce(&errors, &r.check_errors, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank != 0) {  // only rank 0 reports; keep the others' copies from looking like results
+      r.default_us = r.tuned_us = r.oracle_us = std::nullopt;
+    }
+    return r;
+  }
+};
+
+std::string NowUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string NcclVersion() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  int major = v >= 10000 ? v / 10000 : v / 1000;
+  int minor = v >= 10000 ? (v % 10000) / 100 : (v % 1000) / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+}
+
+// Rank of this process before MPI is up (for printing usage once under mpirun).
+bool LaunchedAsRankZero() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var)) return std::atoi(v) == 0;
+  }
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<Options> parsed = ParseOptions(args);
+  if (!parsed.ok() || parsed->help) {
+    if (LaunchedAsRankZero()) {
+      if (parsed.ok()) {
+        std::fputs(Usage().c_str(), stdout);
+      } else {
+        std::fprintf(stderr, "ccltune-bench: %s (--help for usage)\n", std::string(parsed.status().message()).c_str());
+      }
+    }
+    return parsed.ok() ? 0 : 2;
+  }
+
+  MPI_Init(&argc, &argv);
+  Bench bench;
+  bench.opt = *parsed;
+  const Options& opt = bench.opt;
+  MPI_Comm_rank(MPI_COMM_WORLD, &bench.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &bench.nranks);
+  g_rank = bench.rank;
+  const int rank = bench.rank;
+  if (opt.root >= bench.nranks) {
+    if (rank == 0) std::fprintf(stderr, "ccltune-bench: -r %d: root must be < %d ranks\n", opt.root, bench.nranks);
+    MPI_Finalize();
+    return 2;
+  }
+
+  absl::StatusOr<std::unique_ptr<executor::Device>> device = executor::OpenDevice();
+  Check(device.status(), "opening the device");
+  bench.device = *std::move(device);
+  absl::StatusOr<int> ngpus = bench.device->DeviceCount();
+  Check(ngpus.status(), "counting devices");
+  Check(bench.device->SetDevice(rank % std::max(1, *ngpus)), "selecting the device");
+  absl::StatusOr<executor::Stream> stream = bench.device->CreateStream();
+  Check(stream.status(), "creating a stream");
+  bench.stream = *stream;
+
+  bench.api = ResolveCcltune();
+  bench.sim = ResolveSimHooks();
+  const bool preloaded = bench.api.present();
+  const bool active = preloaded && bench.api.IsActive() == 1;
+
+  ncclUniqueId ids[2];
+  if (rank == 0) {
+    CheckNccl(ncclGetUniqueId(&ids[0]), "ncclGetUniqueId");
+    if (opt.compare) CheckNccl(ncclGetUniqueId(&ids[1]), "ncclGetUniqueId");
+  }
+  MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, MPI_COMM_WORLD);
+  CheckNccl(ncclCommInitRank(&bench.a, bench.nranks, ids[0], rank), "ncclCommInitRank (A)");
+  if (opt.compare) CheckNccl(ncclCommInitRank(&bench.b, bench.nranks, ids[1], rank), "ncclCommInitRank (B)");
+
+  // A runs NCCL's default; B keeps ccltune's default mode (tune). Every rank must agree.
+  bench.tuning = AllRanks(active);
+  if (bench.tuning) bench.tuning = AllRanks(bench.api.SetMode(bench.a, ccltuneModeDefault, nullptr) == ccltuneSuccess);
+
+  Meta meta;
+  for (int i = 0; i < argc; ++i) meta.command += (i ? " " : "") + std::string(argv[i]);
+  meta.date = NowUtc();
+  meta.nranks = bench.nranks;
+  meta.nccl_version = NcclVersion();
+  meta.device = bench.device->name();
+  meta.backend = bench.device->backend() == executor::Backend::kCuda ? "cuda" : "simulated";
+  meta.iters = opt.iters;
+  meta.warmup = opt.warmup;
+  if (opt.compare) meta.modes.push_back("compare");
+  if (opt.oracle) meta.modes.push_back("oracle");
+  meta.ccltune_version = bench.api.Version();
+  meta.preloaded = preloaded;
+  meta.budget = opt.budget;
+  meta.seed = opt.seed;
+
+  if (rank == 0) {
+    std::printf("# ccltune-bench: %d ranks, NCCL %s, device %s (%s backend), iters %d, warmup %d, check %d\n",
+                bench.nranks, meta.nccl_version.c_str(), meta.device.c_str(), meta.backend.c_str(), opt.iters,
+                opt.warmup, opt.check ? 1 : 0);
+    if (!preloaded) {
+      std::printf("# ccltune not loaded (LD_PRELOAD=libccltune.so to tune): measuring NCCL's default only\n");
+    } else if (!bench.tuning) {
+      std::printf("# ccltune %s loaded but not tuning (inactive or refused the modes): NCCL's default only\n",
+                  meta.ccltune_version.c_str());
+    } else {
+      std::printf("# ccltune %s active\n", meta.ccltune_version.c_str());
+    }
+    if (bench.sim.SetMoveData) std::printf("# simulated NCCL: data moved for data checks only\n");
+  }
+
+  std::vector<RowResult> rows;
+  int64_t check_errors = 0;
+  for (Coll coll : opt.colls) {
+    if (rank == 0) PrintTableHeader(coll, opt.compare, opt.oracle);
+    for (int dtype : opt.dtypes) {
+      for (uint64_t size : SweepSizes(opt)) {
+        Geometry g = ComputeGeometry(coll, size, dtype, opt.op, bench.nranks);
+        if (g.count == 0) {
+          if (rank == 0)
+            std::printf("# %llu bytes: too small for one element per rank, skipped\n",
+                        static_cast<unsigned long long>(size));
+          continue;
+        }
+        RowResult r = bench.RunRow(coll, dtype, size);
+        check_errors += r.check_errors;
+        if (rank == 0) PrintTableRow(r, opt.compare, opt.oracle);
+        rows.push_back(r);
+      }
+    }
+  }
+
+  // The simulated NCCL's cross-rank consistency checker: a mismatch is seen by every rank of the
+  // collective, so take the maximum rather than the sum.
+  long long sim_mismatches = bench.sim.MismatchCount ? bench.sim.MismatchCount() : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &sim_mismatches, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  const int64_t mismatches = check_errors + sim_mismatches;
+  if (rank == 0) {
+    std::printf("#\n# mismatches: %lld (data check %lld, simulated NCCL consistency checker %lld%s)\n",
+                static_cast<long long>(mismatches), static_cast<long long>(check_errors), sim_mismatches,
+                bench.sim.MismatchCount ? "" : ": not present");
+    if (!opt.json_path.empty()) {
+      absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches);
+      if (!st.ok())
+        std::fprintf(stderr, "ccltune-bench: %s\n", std::string(st.message()).c_str());
+      else
+        std::printf("# wrote %s\n", opt.json_path.c_str());
+    }
+    std::fflush(stdout);
+  }
+
+  if (bench.b) ncclCommDestroy(bench.b);
+  ncclCommDestroy(bench.a);
+  bench.device->DestroyStream(bench.stream);
+  bench.device.reset();
+  MPI_Finalize();
+  return mismatches > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace ccltune::bench
+
+int main(int argc, char** argv) { return ccltune::bench::Main(argc, argv); }

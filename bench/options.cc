@@ -1,0 +1,244 @@
+// ccltune-bench: command-line parsing. Every name goes through the shared vocabulary (vocab/), so
+// a typo is an error naming the accepted values rather than a silent default.
+#include "bench/options.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "absl/status/status.h"
+
+namespace ccltune::bench {
+namespace {
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> ParseInt(const std::string& opt, const std::string& text, int64_t lo, int64_t hi) {
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || errno != 0 || *end != '\0' || v < lo || v > hi) {
+    return absl::InvalidArgumentError(opt + ": '" + text + "' is not an integer in [" + std::to_string(lo) + ", " +
+                                      std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+std::string Names(std::string_view (*name)(int), int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += (i ? "|" : "") + std::string(name(i));
+  return s;
+}
+std::string_view CollNameOf(int i) { return CollName(static_cast<Coll>(i)); }
+
+}  // namespace
+
+absl::StatusOr<uint64_t> ParseBytes(const std::string& text) {
+  if (text.empty()) return absl::InvalidArgumentError("empty size");
+  uint64_t mult = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K':
+    case 'k':
+      mult = 1ull << 10;
+      break;
+    case 'M':
+    case 'm':
+      mult = 1ull << 20;
+      break;
+    case 'G':
+    case 'g':
+      mult = 1ull << 30;
+      break;
+    default:
+      break;
+  }
+  if (mult != 1) digits.pop_back();
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(digits.c_str(), &end, 10);
+  if (digits.empty() || errno != 0 || *end != '\0' || digits[0] == '-') {
+    return absl::InvalidArgumentError("'" + text + "' is not a size (a number with an optional K, M or G suffix)");
+  }
+  return static_cast<uint64_t>(v) * mult;
+}
+
+std::vector<uint64_t> SweepSizes(const Options& o) {
+  std::vector<uint64_t> sizes;
+  for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.step_factor) {
+    sizes.push_back(b);
+    if (o.step_factor <= 1) break;
+  }
+  return sizes;
+}
+
+absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
+  Options o;
+  using Handler = std::function<absl::Status(const std::string&)>;
+  auto status_of = [](auto&& so, auto&& assign) -> absl::Status {
+    if (!so.ok()) return so.status();
+    assign(*so);
+    return absl::OkStatus();
+  };
+  const std::map<std::string, Handler> handlers = {
+      {"-c",
+       [&](const std::string& v) -> absl::Status {
+         o.colls.clear();
+         for (const std::string& name : SplitCommas(v)) {
+           std::optional<Coll> c = ParseColl(name);
+           if (!c)
+             return absl::InvalidArgumentError("-c: unknown collective '" + name +
+                                               "' (accepted: " + Names(&CollNameOf, kNumColls) + ")");
+           o.colls.push_back(*c);
+         }
+         if (o.colls.empty()) return absl::InvalidArgumentError("-c: no collective given");
+         return absl::OkStatus();
+       }},
+      {"-b", [&](const std::string& v) { return status_of(ParseBytes(v), [&](uint64_t x) { o.min_bytes = x; }); }},
+      {"-e", [&](const std::string& v) { return status_of(ParseBytes(v), [&](uint64_t x) { o.max_bytes = x; }); }},
+      {"-f",
+       [&](const std::string& v) {
+         return status_of(ParseInt("-f", v, 2, 1 << 20), [&](int64_t x) { o.step_factor = x; });
+       }},
+      {"-d",
+       [&](const std::string& v) -> absl::Status {
+         o.dtypes.clear();
+         for (const std::string& name : SplitCommas(v)) {
+           std::optional<int> d = ParseDtype(name);
+           if (!d)
+             return absl::InvalidArgumentError("-d: unknown datatype '" + name +
+                                               "' (accepted: " + Names(&DtypeName, 12) + ")");
+           o.dtypes.push_back(*d);
+         }
+         if (o.dtypes.empty()) return absl::InvalidArgumentError("-d: no datatype given");
+         return absl::OkStatus();
+       }},
+      {"-o",
+       [&](const std::string& v) -> absl::Status {
+         for (int op = 0; op < 5; ++op) {
+           if (v == RedOpName(op)) {
+             o.op = op;
+             return absl::OkStatus();
+           }
+         }
+         return absl::InvalidArgumentError("-o: unknown reduction '" + v + "' (accepted: " + Names(&RedOpName, 5) +
+                                           ")");
+       }},
+      {"-r",
+       [&](const std::string& v) { return status_of(ParseInt("-r", v, 0, 1 << 30), [&](int64_t x) { o.root = x; }); }},
+      {"-n",
+       [&](const std::string& v) { return status_of(ParseInt("-n", v, 1, 1 << 20), [&](int64_t x) { o.iters = x; }); }},
+      {"-w",
+       [&](const std::string& v) {
+         return status_of(ParseInt("-w", v, 0, 1 << 20), [&](int64_t x) { o.warmup = x; });
+       }},
+      {"--check",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--check", v, 0, 1), [&](int64_t x) { o.check = x != 0; });
+       }},
+      {"--mode",
+       [&](const std::string& v) -> absl::Status {
+         o.compare = o.oracle = false;
+         for (const std::string& m : SplitCommas(v)) {
+           if (m == "compare") {
+             o.compare = true;
+           } else if (m == "oracle") {
+             o.oracle = true;
+           } else {
+             return absl::InvalidArgumentError("--mode: unknown mode '" + m + "' (accepted: compare, oracle)");
+           }
+         }
+         if (!o.compare && !o.oracle) return absl::InvalidArgumentError("--mode: no mode given");
+         return absl::OkStatus();
+       }},
+      {"--max-tune-calls",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--max-tune-calls", v, 0, 1 << 30), [&](int64_t x) { o.max_tune_calls = x; });
+       }},
+      {"--json",
+       [&](const std::string& v) -> absl::Status {
+         if (v.empty()) return absl::InvalidArgumentError("--json: empty file name");
+         o.json_path = v;
+         return absl::OkStatus();
+       }},
+      {"--budget",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--budget", v, 0, INT64_MAX), [&](int64_t x) { o.budget = x; });
+       }},
+      {"--seed",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--seed", v, 0, INT64_MAX), [&](int64_t x) { o.seed = x; });
+       }},
+  };
+  const std::map<std::string, std::string> aliases = {
+      {"--collectives", "-c"},  {"--minbytes", "-b"}, {"--maxbytes", "-e"}, {"--stepfactor", "-f"},
+      {"--datatype", "-d"},     {"--op", "-o"},       {"--root", "-r"},     {"--iters", "-n"},
+      {"--warmup_iters", "-w"}, {"--warmup", "-w"}};
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string key = args[i];
+    if (key == "-h" || key == "--help") {
+      o.help = true;
+      return o;
+    }
+    std::string value;
+    bool has_value = false;
+    if (size_t eq = key.find('='); key.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+      has_value = true;
+    }
+    if (auto a = aliases.find(key); a != aliases.end()) key = a->second;
+    auto h = handlers.find(key);
+    if (h == handlers.end()) return absl::InvalidArgumentError("unknown option '" + args[i] + "' (see --help)");
+    if (!has_value) {
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(key + ": missing value");
+      value = args[++i];
+    }
+    if (absl::Status st = h->second(value); !st.ok()) return st;
+  }
+  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
+    return absl::InvalidArgumentError("-b/-e: need 0 < minbytes <= maxbytes");
+  }
+  return o;
+}
+
+std::string Usage() {
+  return R"(ccltune-bench: NCCL default vs ccltune-tuned collectives, nccl-tests style (one MPI rank per GPU).
+usage: mpirun -np N ccltune-bench [options]
+  -c, --collectives LIST   allreduce,allgather,reducescatter,broadcast,reduce   [allreduce]
+  -b, --minbytes SIZE      smallest size (K/M/G suffixes; nccl-tests sizes)      [256K]
+  -e, --maxbytes SIZE      largest size                                          [256M]
+  -f, --stepfactor F       size multiplier                                       [4]
+  -d, --datatype LIST      float32,bfloat16,float16,... (ncclDataType_t names)   [float32]
+  -o, --op OP              sum|prod|max|min|avg                                  [sum]
+  -r, --root R             root of broadcast / reduce                            [0]
+  -n, --iters N            timed calls per side                                  [20]
+  -w, --warmup N           warm-up calls per side                                [5]
+      --check 0|1          data check of every configuration measured            [1]
+      --mode LIST          compare,oracle                                        [compare]
+      --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
+      --json FILE          write the results as JSON (rank 0)
+      --budget N           recorded in the report only
+      --seed N             offsets the data pattern; recorded in the report      [0]
+  -h, --help
+compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
+converges, A and B calls alternate and each is timed. oracle: every configuration of the search
+space is forced on A and timed; the best is the oracle. Sizes: allgather = output bytes,
+reducescatter = input bytes. ccltune is reached through its C API with dlsym (LD_PRELOAD it);
+without it only NCCL's default is measured.
+)";
+}
+
+}  // namespace ccltune::bench

@@ -1,0 +1,44 @@
+// ccltune-bench: command-line options (nccl-tests-like) and their parsing. Pure C++, no MPI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "vocab/types.hpp"
+
+namespace ccltune::bench {
+
+struct Options {
+  std::vector<Coll> colls = {Coll::kAllReduce};
+  uint64_t min_bytes = 256 << 10;
+  uint64_t max_bytes = 256 << 20;
+  uint64_t step_factor = 4;
+  std::vector<int> dtypes = {7};  // ncclFloat32
+  int op = 0;                     // ncclSum
+  int root = 0;
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  bool compare = true;
+  bool oracle = false;
+  int max_tune_calls = 2000;
+  std::string json_path;
+  int64_t budget = -1;  // recorded in the report only
+  uint64_t seed = 0;    // offsets the data pattern; recorded in the report
+  bool help = false;
+};
+
+// The sizes of the sweep: min, min*f, ... up to max (nccl-tests' -b/-e/-f).
+std::vector<uint64_t> SweepSizes(const Options& o);
+
+// "256K" -> 262144 (K/M/G are powers of 1024; a plain number is bytes).
+absl::StatusOr<uint64_t> ParseBytes(const std::string& text);
+
+// Parses argv (without argv[0]). Unknown options, names or values are errors, never defaults.
+absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args);
+
+std::string Usage();
+
+}  // namespace ccltune::bench

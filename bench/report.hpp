@@ -1,0 +1,58 @@
+// ccltune-bench: results of a run, the nccl-tests-like table on stdout and the JSON report (rank 0).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ccltune/ccltune.h"
+#include "vocab/types.hpp"
+
+namespace ccltune::bench {
+
+struct RowResult {
+  Coll coll = Coll::kAllReduce;
+  int dtype = 0;
+  int op = -1;
+  uint64_t bytes = 0;
+  size_t count = 0;
+  std::optional<double> default_us;
+  std::optional<double> tuned_us;
+  std::optional<double> oracle_us;
+  std::optional<ccltuneConfig_t> config;         // B's incumbent after tuning
+  std::optional<ccltuneConfig_t> oracle_config;  // the configuration of oracle_us
+  std::optional<int64_t> converge_calls;         // from ccltune's statistics
+  int64_t tune_calls = 0;                        // calls the bench made on B before timing
+  bool converged = false;                        // B reached Converged / Imported / Forced
+  int oracle_configs = 0;                        // configurations measured by the oracle
+  int64_t check_errors = 0;                      // mismatched elements, summed over ranks and checks
+};
+
+struct Meta {
+  std::string command;
+  std::string date;  // ISO 8601, UTC
+  int nranks = 0;
+  std::string nccl_version;
+  std::string device;
+  std::string backend;  // "cuda" | "simulated"
+  int iters = 0;
+  int warmup = 0;
+  std::vector<std::string> modes;
+  std::string ccltune_version;  // empty: ccltune absent
+  bool preloaded = false;
+  int64_t budget = -1;
+  uint64_t seed = 0;
+};
+
+std::string ConfigText(const ccltuneConfig_t& c);  // "ring/simple/nc8[/chunk131072]" or "default"
+
+void PrintTableHeader(Coll coll, bool compare, bool oracle);
+void PrintTableRow(const RowResult& r, bool compare, bool oracle);
+
+// Writes the report atomically (a temporary file renamed over `path`).
+absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const std::vector<RowResult>& rows,
+                             int64_t mismatches);
+
+}  // namespace ccltune::bench

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# ccltune-bench on the simulated cluster: builds what it needs (libccltune.so, the simulated
+# libnccl.so.2, ccltune-bench) into build/ and runs the bench under mpirun with ccltune preloaded and
+# the simulated NCCL in place of the real one. Usage: [NP=4] [BUILD=dir] bench/sim.sh [bench args]
+# The exit status is the bench's (non-zero on any data-check or consistency mismatch).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD:-${repo}/build}"
+
+if [[ ! -f "${build}/CMakeCache.txt" ]]; then
+  cmake -S "${repo}" -B "${build}" >/dev/null
+fi
+cmake --build "${build}" --target ccltune simnccl ccltune-bench -j2 >/dev/null
+
+mpi_args=(-np "${NP:-4}" --oversubscribe)
+if [[ "$(id -u)" == 0 ]]; then
+  mpi_args+=(--allow-run-as-root)
+fi
+# Pass every SIMNCCL_* and CCLTUNE_* variable of this shell through to the ranks.
+for var in $(compgen -e | grep -E '^(SIMNCCL|CCLTUNE)_' || true); do
+  mpi_args+=(-x "${var}")
+done
+
+set +e
+mpirun "${mpi_args[@]}" \
+  -x LD_PRELOAD="${build}/src/libccltune.so" \
+  -x LD_LIBRARY_PATH="${build}/simnccl:${LD_LIBRARY_PATH:-}" \
+  "${build}/bench/ccltune-bench" "$@"
+status=$?
+exit "${status}"

@@ -1,0 +1,86 @@
+// Export for NCCL's example tuner plugin (plugins/tuner/example, read via NCCL_TUNER_CONFIG_FILE).
+//
+// Format, as that plugin reads it (NCCL 2.28.9 and 2.30): one config per line,
+//   collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
+// lines starting with '#' and empty lines are skipped, lines are read into a 256-byte buffer
+// (so every line we write, comments included, stays well under 255 characters), fields are split
+// on ',' with no quoting. The plugin maps an unknown collective to allreduce and an unknown
+// algorithm/protocol to ring/simple without a word, so we write only the spellings it knows:
+//   collectives broadcast reduce allgather reducescatter allreduce
+//   algorithms  tree ring collnet_direct collnet_chain nvls nvls_tree pat  (note the underscores,
+//               unlike ccltune's own names) ; protocols ll ll128 simple
+// channels -1, nNodes -1, nRanks -1, numPipeOps -1 and regBuff -1 mean "any"/"keep NCCL's".
+//
+// What we write: one line per final (converged, or imported and kept), ungrouped workload whose
+// config is not NCCL's default, min_bytes == max_bytes == NcclTunerBytes(call, nranks) (the nBytes
+// getCollInfo sees), nNodes/nRanks from the fingerprint, numPipeOps and regBuff -1.
+// What the format cannot say, and what we do:
+//   - no "NCCL's choice" for algorithm/protocol: a config that keeps NCCL's algorithm but sets
+//     channels (or chunk size) is skipped;
+//   - no chunk size: a config with a chunk size is written without it;
+//   - channels 0 (NCCL's choice) is written as -1. Caveat: the example plugin (2.28.9, 2.30)
+//     starts every getCollInfo by setting *nChannels = 1 and only overwrites it for channels != -1,
+//     so under that plugin -1 (and every call no line matches) runs on one channel, contrary to
+//     its README. That is the plugin's behaviour, not the format's; we follow the format.
+//   - one nBytes can come from several keys (float32 vs bfloat16, sum vs max): the plugin takes
+//     the first matching line, so we keep one line per (collective, nBytes, nNodes, nRanks): the
+//     entry with more samples, a tie going to the smaller key string.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "config_table/config_table.hpp"
+#include "config_table/internal/export_common.hpp"
+
+namespace ccltune::config_table {
+namespace {
+
+// Spellings the example plugin parses, indexed by ccltune's (NCCL's) enum values.
+constexpr std::array<std::string_view, kNumAlgos> kCsvAlgo = {
+    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+constexpr std::array<std::string_view, kNumProtos> kCsvProto = {"ll", "ll128", "simple"};
+constexpr std::array<std::string_view, kNumColls> kCsvColl = {"broadcast", "reduce", "allgather", "reducescatter",
+                                                              "allreduce"};
+
+struct Row {
+  std::string line;
+  uint64_t samples = 0;
+  std::string key;
+};
+
+}  // namespace
+
+std::string ToCsv(const ExportSet& set) {
+  // (nNodes, nRanks, collective, nBytes) -> row; the map's order is the file's order.
+  std::map<std::tuple<int, int, int, uint64_t>, Row> rows;
+  for (const auto& [fp, entries] : internal::MergeByFingerprint(set)) {
+    for (const Entry& e : entries) {
+      if (!internal::IsFinal(e.state) || e.key.grouped || e.key.calls.size() != 1) continue;
+      const Config& c = e.config;
+      if (c.IsDefault() || !c.HasSubspace() || c.algo >= kNumAlgos || c.proto >= kNumProtos) continue;
+      const CallDesc& call = e.key.calls[0];
+      const uint64_t nbytes = NcclTunerBytes(call, fp.nranks);
+      const int coll = static_cast<int>(call.coll);
+      Row row;
+      row.line = internal::Cat(kCsvColl[coll], ",", nbytes, ",", nbytes, ",", kCsvAlgo[c.algo], ",", kCsvProto[c.proto],
+                               ",", c.channels > 0 ? c.channels : -1, ",", fp.nnodes, ",", fp.nranks, ",-1,-1\n");
+      row.samples = e.samples;
+      row.key = e.key.ToString();
+      auto [it, inserted] = rows.try_emplace({fp.nnodes, fp.nranks, coll, nbytes}, row);
+      if (!inserted &&
+          (row.samples > it->second.samples || (row.samples == it->second.samples && row.key < it->second.key))) {
+        it->second = std::move(row);
+      }
+    }
+  }
+  std::string out = internal::Cat("# ccltune ", CCLTUNE_VERSION_STRING,
+                                  " export for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n",
+                                  "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
+                                  "numPipeOps,regBuff\n");
+  for (const auto& [k, row] : rows) out += row.line;
+  return out;
+}
+
+}  // namespace ccltune::config_table

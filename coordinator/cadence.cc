@@ -1,0 +1,117 @@
+// coordinator: when syncs happen. SyncCadence places the sync points (identically on every rank, from
+// delivered data only); IterationDetector and IntervalPolicy are the leader's choice of the next
+// interval (at least one training iteration long, DESIGN.md §4 "No new deadlock").
+#include <algorithm>
+#include <limits>
+
+#include "coordinator/coordinator.hpp"
+
+namespace ccltune::coordinator {
+
+// Contract: called once per unit with units = 1, 2, 3, ... (every rank counts the same units).
+// I_j for j >= kLag is only known once payload j - kLag has been applied, which happens after this
+// returned the actions of sync point s_j; so the step from s_j to s_{j+1} is taken lazily, at the
+// next call. Until then next_sync_unit() still reports s_j.
+SyncCadence::Actions SyncCadence::OnUnitComplete(uint64_t units) {
+  Actions a;
+  if (next_sync_id_ > 0 && units > next_sync_unit_) {
+    const uint64_t j = next_sync_id_ - 1;  // the sync point just passed
+    uint64_t interval = kInitialInterval;
+    if (j >= static_cast<uint64_t>(kLag)) {
+      // A missing (or zero) delivered interval is a programming error (the apply was skipped); every
+      // rank skips the same applies, so the fallback to kInitialInterval stays identical on all ranks.
+      auto it = interval_for_.find(j);
+      if (it != interval_for_.end()) {
+        if (it->second > 0) interval = it->second;
+        interval_for_.erase(it);
+      }
+    }
+    if (boost_left_ > 0) {
+      interval = std::min(interval, BoostCap());
+      --boost_left_;
+    }
+    const uint64_t room = std::numeric_limits<uint64_t>::max() - next_sync_unit_;
+    next_sync_unit_ += std::min(interval, room);  // saturates: a huge interval means no further sync
+  }
+  if (new_workload_) {
+    new_workload_ = false;
+    boost_left_ = kLag + 1;
+    // Pull the pending sync point in (never behind this unit: then it is this unit).
+    if (next_sync_id_ > 0 && next_sync_unit_ > units) next_sync_unit_ = std::min(next_sync_unit_, units + BoostCap());
+  }
+  if (units == next_sync_unit_ && next_sync_unit_ != std::numeric_limits<uint64_t>::max()) {
+    const uint64_t j = next_sync_id_++;
+    if (j >= static_cast<uint64_t>(kLag)) a.apply = j - kLag;
+    a.issue = j;
+  }
+  return a;
+}
+
+void SyncCadence::SetDeliveredInterval(uint64_t sync_id, uint64_t interval) {
+  interval_for_[sync_id + kLag] = interval;
+}
+
+// Sticky period: once found, P is kept while every new key equals the one P before it (O(1) per key),
+// so the last 3P keys stay three repeats; a run of identical keys inside an iteration therefore cannot
+// shrink P below the iteration. A mismatch drops P. While no period is known, the search (smallest P
+// first, each candidate abandoned at its first mismatch from the end, O(history/3) at worst) runs on
+// every kSearchStride-th key only: the leader reads the period at sync points, so finding it up to
+// kSearchStride - 1 keys late costs nothing, and the per-call cost on the leader stays small.
+namespace {
+constexpr uint64_t kSearchStride = 16;
+}  // namespace
+
+void IterationDetector::Observe(uint64_t workload) {
+  ++observed_;
+  seq_.push_back(workload);
+  if (seq_.size() > history_) seq_.pop_front();
+  const size_t n = seq_.size();
+  if (period_ != 0) {
+    if (n > period_ && seq_[n - 1] == seq_[n - 1 - period_]) return;
+    period_ = 0;
+  }
+  if (observed_ % kSearchStride == 0) Detect();
+}
+
+void IterationDetector::Detect() {
+  const size_t n = seq_.size();
+  const size_t max_p = std::min(history_, n) / 3;
+  for (size_t p = 1; p <= max_p; ++p) {
+    bool repeats = true;
+    for (size_t i = n; i-- > n - 2 * p;) {
+      if (seq_[i] != seq_[i - p]) {
+        repeats = false;
+        break;
+      }
+    }
+    if (repeats) {
+      period_ = p;
+      return;
+    }
+  }
+  period_ = 0;
+}
+
+namespace {
+uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+}  // namespace
+
+// The floor (one iteration, at least min_units, a multiple of the period) always wins over max_units:
+// an interval shorter than an iteration is what could make the host wait deadlock.
+uint64_t IntervalPolicy::Next(uint64_t period, bool searching) {
+  const uint64_t floor =
+      period == 0 ? std::max<uint64_t>(o_.unknown_period_units, 1) : RoundUp(std::max(o_.min_units, period), period);
+  uint64_t next = floor;
+  if (!searching && last_ != 0) {
+    const uint64_t doubled = last_ > std::numeric_limits<uint64_t>::max() / 2 ? last_ : 2 * last_;
+    next = std::max(floor, std::min(doubled, o_.max_units));
+    if (period != 0 && next > floor) {
+      next = RoundUp(next, period);  // the period may have changed since last_
+      if (next > o_.max_units) next = std::max(floor, o_.max_units / period * period);
+    }
+  }
+  last_ = next;
+  return next;
+}
+
+}  // namespace ccltune::coordinator

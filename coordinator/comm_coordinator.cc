@@ -1,0 +1,123 @@
+// coordinator: CommCoordinator, one rank's protocol state for one communicator (DESIGN.md §4). Every
+// decision below depends only on the unit count and on reduced words that every rank received, so
+// every rank takes it identically; nothing here may depend on timing or on rank-local state other
+// than the flags this rank contributes.
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/coordinator.hpp"
+
+namespace ccltune::coordinator {
+
+CommCoordinator::CommCoordinator(int rank, int nranks, std::unique_ptr<Transport> transport, Hooks hooks,
+                                 absl::Duration warn_after)
+    : rank_(rank),
+      nranks_(nranks),
+      transport_(std::move(transport)),
+      hooks_(std::move(hooks)),
+      warn_after_(warn_after) {}
+
+Config CommCoordinator::ConfigFor(uint64_t workload, bool capturing) {
+  if (!tuning_) return Config{};
+  if (capturing) return book_.Incumbent(workload).value_or(Config{});
+  return book_.Next(workload).value_or(Config{});
+}
+
+absl::Status CommCoordinator::OnUnitComplete(void* stream) {
+  ++units_;
+  if (!syncing_) return absl::OkStatus();
+  const SyncCadence::Actions actions = cadence_.OnUnitComplete(units_);
+  absl::Status first = absl::OkStatus();
+  if (actions.apply) first = Apply(*actions.apply);
+  if (!actions.issue || !syncing_) return first;
+
+  // A rank never skips a sync: the others would wait for it forever. A leader message that cannot be
+  // encoded becomes an empty one with the error flag raised, which stops tuning on every rank.
+  const uint64_t id = *actions.issue;
+  LeaderMessage msg;
+  if (is_leader() && hooks_.build_message) msg = hooks_.build_message(id);
+  absl::StatusOr<Words> words = Encode(is_leader() ? &msg : nullptr, id, flags_);
+  if (!words.ok()) {
+    if (first.ok()) first = words.status();
+    flags_.saw_error = true;
+    const LeaderMessage empty;
+    words = Encode(is_leader() ? &empty : nullptr, id, flags_);
+  }
+  if (words.ok()) {
+    if (absl::Status s = transport_->Issue(id, *words, stream); !s.ok()) {
+      // Only reachable when the communicator itself failed (the sync op runs on it), where the user's
+      // own next collective fails too; there is no payload to agree on any more, so stop locally.
+      tuning_ = false;
+      syncing_ = false;
+      book_.Clear();
+      if (hooks_.on_stop) {
+        hooks_.on_stop(
+            absl::StrCat("tuning stopped at unit ", units_, ": issuing sync ", id, " failed: ", s.message()));
+      }
+      if (first.ok()) first = s;
+    }
+  }
+  return first;
+}
+
+absl::Status CommCoordinator::Apply(uint64_t sync_id) {
+  Words reduced{};
+  absl::Duration waited = absl::ZeroDuration();
+  absl::Status st;
+  // Never give up and never go on without the payload: a rank that did would diverge from the others.
+  // A long wait is reported (loudly, by the hook) and the wait resumes.
+  while (true) {
+    st = transport_->Wait(sync_id, &reduced, warn_after_);
+    if (!absl::IsDeadlineExceeded(st)) break;
+    waited += warn_after_;
+    if (hooks_.on_slow_wait) hooks_.on_slow_wait(sync_id, waited);
+  }
+
+  std::string reason;
+  absl::StatusOr<Delivered> d;
+  if (!st.ok()) {
+    // As for Issue above: only when the communicator failed; the reason is then rank-local.
+    reason = absl::StrCat("waiting for sync ", sync_id, " failed: ", st.message());
+  } else if (d = Decode(reduced); !d.ok()) {
+    reason = absl::StrCat("sync ", sync_id, " payload rejected: ", d.status().message());
+    st = d.status();
+  } else if (d->sync_id != sync_id) {
+    reason = absl::StrCat("sync ", sync_id, " delivered the payload of sync ", d->sync_id);
+    st = absl::DataLossError(reason);
+  } else if (d->any_cannot_tune) {
+    reason = absl::StrCat("a rank cannot tune (raised by sync ", sync_id, ")");
+  } else if (d->any_error) {
+    reason = absl::StrCat("a rank saw an error (raised by sync ", sync_id, ")");
+  } else if (d->message.stop_tuning) {
+    reason = absl::StrCat("the leader stopped tuning (sync ", sync_id, ")");
+  }
+  if (!reason.empty()) {
+    tuning_ = false;
+    syncing_ = false;
+    book_.Clear();
+    if (hooks_.on_stop) hooks_.on_stop(absl::StrCat("tuning stopped at unit ", units_, ": ", reason));
+    return st;
+  }
+
+  for (const WorkloadUpdate& u : d->message.updates) {
+#if CCLTUNE_PLANTED_BUG_LATE_APPLY
+    // PLANTED BUG (negative control, ccltune_coordinator_planted_late only): rank 1 applies each update
+    // one call late, by serving the old schedule's config once before the new schedule starts.
+    if (rank_ == 1) {
+      WorkloadUpdate late = u;
+      late.entries.insert(late.entries.begin(), ScheduleEntry{book_.Incumbent(u.workload).value_or(Config{}), 1});
+      book_.Apply(late);
+      if (hooks_.on_update) hooks_.on_update(u);
+      continue;
+    }
+#endif
+    book_.Apply(u);
+    if (hooks_.on_update) hooks_.on_update(u);
+  }
+  cadence_.SetDeliveredInterval(sync_id, d->message.interval);
+  cadence_.SetDeliveredPeriod(d->message.period);
+  return absl::OkStatus();
+}
+
+}  // namespace ccltune::coordinator

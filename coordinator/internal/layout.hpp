@@ -1,0 +1,55 @@
+// coordinator internals: word indices and bit fields of the payload (the layout in coordinator.hpp's
+// top comment, as constants). Shared by the encoder, the decoder and the tests that corrupt payloads.
+#pragma once
+
+#include <cstdint>
+
+#include "coordinator/coordinator.hpp"
+
+namespace ccltune::coordinator::layout {
+
+inline constexpr int kWordMagic = 0;
+inline constexpr int kWordVersion = 1;
+inline constexpr int kWordVersionComplement = 2;  // 2^63 - v
+inline constexpr int kWordSyncId = 3;
+inline constexpr int kWordCannotTune = 4;
+inline constexpr int kWordError = 5;
+inline constexpr int kWordInterval = 6;
+inline constexpr int kWordControl = 7;
+inline constexpr int kWordRecordCount = 8;
+inline constexpr int kFirstRecordWord = kHeaderWords;
+static_assert(kWordRecordCount + 1 == kHeaderWords);
+
+inline constexpr uint64_t kVersionBase = uint64_t{1} << 63;  // version words are v and kVersionBase - v
+inline constexpr uint64_t kMaxVersion = kVersionBase - 1;    // versions are 1..2^63-1
+
+inline constexpr uint64_t kControlStopTuning = 1;
+// The leader's detected iteration period (units, 0 unknown) in bits 8..39 of the control word.
+inline constexpr int kControlPeriodShift = 8;
+inline constexpr uint64_t kControlPeriodMask = uint64_t{0xFFFFFFFF} << kControlPeriodShift;
+inline constexpr uint64_t kControlKnownBits = kControlStopTuning | kControlPeriodMask;
+
+// Record header word: n entries in bits 0..7, converged in bit 8, nothing else.
+inline constexpr uint64_t kHeaderCountMask = 0xFF;
+inline constexpr uint64_t kHeaderConverged = uint64_t{1} << 8;
+inline constexpr uint64_t kHeaderKnownBits = kHeaderCountMask | kHeaderConverged;
+
+// Entry word, low bits first: algo+1 (4) | proto+1 (4) | channels (12) | calls (12) | chunk bytes (32).
+inline constexpr int kAlgoShift = 0;
+inline constexpr int kProtoShift = 4;
+inline constexpr int kChannelsShift = 8;
+inline constexpr int kCallsShift = 20;
+inline constexpr int kChunkShift = 32;
+inline constexpr uint64_t kMask4 = 0xF;
+inline constexpr uint64_t kMask12 = 0xFFF;
+inline constexpr uint64_t kMask32 = 0xFFFF'FFFF;
+inline constexpr int kMaxChannels = 0xFFF;
+inline constexpr int64_t kMaxChunkBytes = 0xFFFF'FFFF;
+
+inline uint64_t PackEntry(int algo, int proto, int channels, uint32_t calls, int64_t chunk) {
+  return (static_cast<uint64_t>(algo + 1) << kAlgoShift) | (static_cast<uint64_t>(proto + 1) << kProtoShift) |
+         (static_cast<uint64_t>(channels) << kChannelsShift) | (static_cast<uint64_t>(calls) << kCallsShift) |
+         (static_cast<uint64_t>(chunk) << kChunkShift);
+}
+
+}  // namespace ccltune::coordinator::layout

@@ -1,0 +1,23 @@
+// executor internals: the two Device implementations and how OpenDevice finds them. Only
+// executor.cc and the backends include this.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "executor/executor.hpp"
+
+namespace ccltune::executor::internal {
+
+// Name of the simulated NCCL's clock: `extern "C" double simncclVirtualTimeUs(void)`, this process's
+// virtual time in microseconds.
+inline constexpr char kSimClockSymbol[] = "simncclVirtualTimeUs";
+using SimClockFn = double (*)();
+
+// The simulated NCCL's clock when it is loaded in this process (dlsym(RTLD_DEFAULT)), else nullptr.
+SimClockFn FindSimulatedClock();
+
+absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice();
+absl::StatusOr<std::unique_ptr<Device>> MakeSimulatedDevice(SimClockFn clock);
+
+}  // namespace ccltune::executor::internal

@@ -1,0 +1,110 @@
+// executor, simulated backend: for the simulated NCCL (tests/simnccl), whose "device" memory is plain
+// host memory and whose collectives complete synchronously on the host. Events are timestamps of the
+// simulated cluster's virtual clock taken at RecordEvent, so they are always done and ElapsedUs is a
+// difference of virtual times, independent of how loaded the host is.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "executor/internal/backends.hpp"
+
+namespace ccltune::executor::internal {
+namespace {
+
+constexpr size_t kAlignment = 256;  // what cudaMalloc guarantees; NCCL and kernels may rely on it
+
+struct SimStream {
+  int id;  // only gives each stream its own non-null address
+};
+
+struct SimEvent {
+  double time_us = 0;
+  bool recorded = false;
+};
+
+class SimulatedDevice final : public Device {
+ public:
+  explicit SimulatedDevice(SimClockFn clock) : clock_(clock) {}
+
+  Backend backend() const override { return Backend::kSimulated; }
+  const char* name() const override { return "simulated"; }
+
+  absl::Status SetDevice(int ordinal) override {
+    if (ordinal < 0) return absl::InvalidArgumentError(absl::StrCat("device ordinal ", ordinal, " is negative"));
+    return absl::OkStatus();
+  }
+  // One virtual device per process: ranks share nothing through it.
+  absl::StatusOr<int> DeviceCount() override { return 1; }
+
+  absl::StatusOr<void*> Alloc(size_t bytes) override { return AlignedAlloc(bytes); }
+  void Free(void* ptr) override { std::free(ptr); }
+  absl::StatusOr<void*> AllocHost(size_t bytes) override { return AlignedAlloc(bytes); }
+  void FreeHost(void* ptr) override { std::free(ptr); }
+
+  absl::Status CopyToDeviceAsync(void* dst, const void* src, size_t bytes, Stream s) override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status CopyToHostAsync(void* dst, const void* src, size_t bytes, Stream s) override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status MemsetAsync(void* dst, uint8_t value, size_t bytes, Stream s) override {
+    if (bytes > 0) std::memset(dst, value, bytes);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Stream> CreateStream() override { return static_cast<Stream>(new SimStream{++streams_created_}); }
+  void DestroyStream(Stream s) override { delete static_cast<SimStream*>(s); }
+  absl::Status StreamSynchronize(Stream s) override { return absl::OkStatus(); }
+
+  absl::StatusOr<Event> CreateEvent() override { return static_cast<Event>(new SimEvent); }
+  void DestroyEvent(Event e) override { delete static_cast<SimEvent*>(e); }
+  absl::Status RecordEvent(Event e, Stream s) override {
+    if (e == nullptr) return absl::InvalidArgumentError("RecordEvent on a null event");
+    auto* ev = static_cast<SimEvent*>(e);
+    ev->time_us = clock_();
+    ev->recorded = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<EventState> QueryEvent(Event e) override {
+    if (e == nullptr) return absl::InvalidArgumentError("QueryEvent on a null event");
+    return EventState::kDone;
+  }
+  absl::StatusOr<double> ElapsedUs(Event a, Event b) override {
+    if (a == nullptr || b == nullptr) return absl::InvalidArgumentError("ElapsedUs on a null event");
+    auto* ea = static_cast<SimEvent*>(a);
+    auto* eb = static_cast<SimEvent*>(b);
+    if (!ea->recorded || !eb->recorded) return absl::FailedPreconditionError("ElapsedUs on an event never recorded");
+    return eb->time_us - ea->time_us;
+  }
+
+  bool IsCapturing(Stream s) override { return false; }
+
+ private:
+  static absl::StatusOr<void*> AlignedAlloc(size_t bytes) {
+    // aligned_alloc needs a size that is a multiple of the alignment (and non-zero).
+    size_t rounded = ((bytes == 0 ? 1 : bytes) + kAlignment - 1) / kAlignment * kAlignment;
+    void* p = std::aligned_alloc(kAlignment, rounded);
+    if (p == nullptr) return absl::ResourceExhaustedError(absl::StrCat("host allocation of ", bytes, " bytes failed"));
+    return p;
+  }
+
+  SimClockFn clock_;
+  int streams_created_ = 0;
+};
+
+}  // namespace
+
+SimClockFn FindSimulatedClock() { return reinterpret_cast<SimClockFn>(dlsym(RTLD_DEFAULT, kSimClockSymbol)); }
+
+absl::StatusOr<std::unique_ptr<Device>> MakeSimulatedDevice(SimClockFn clock) {
+  if (clock == nullptr) return absl::InvalidArgumentError("simulated backend needs a clock");
+  return std::unique_ptr<Device>(new SimulatedDevice(clock));
+}
+
+}  // namespace ccltune::executor::internal

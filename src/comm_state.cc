@@ -1,0 +1,91 @@
+// The in-band transport of sync payloads, and the communicator state's teardown.
+#include "src/comm_state.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+namespace ccltune {
+namespace {
+constexpr size_t kPayloadBytes = coordinator::kPayloadWords * sizeof(uint64_t);
+}
+
+absl::Status NcclTransport::Init() {
+  auto dev = device_->Alloc(kSlots * kPayloadBytes);
+  if (!dev.ok()) return dev.status();
+  dev_ = *dev;
+  auto in = device_->AllocHost(kSlots * kPayloadBytes);
+  if (!in.ok()) return in.status();
+  host_in_ = static_cast<uint64_t*>(*in);
+  auto out = device_->AllocHost(kSlots * kPayloadBytes);
+  if (!out.ok()) return out.status();
+  host_out_ = static_cast<uint64_t*>(*out);
+  for (auto& e : events_) {
+    auto ev = device_->CreateEvent();
+    if (!ev.ok()) return ev.status();
+    e = *ev;
+  }
+  return absl::OkStatus();
+}
+
+NcclTransport::~NcclTransport() {
+  if (leaked_) return;  // after an abort nothing of ours may wait or touch the device
+  // Destroy: our last sync ops must have completed before their buffers go.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int s = 0; s < kSlots; ++s) {
+    if (!slot_used_[s] || events_[s] == nullptr) continue;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto st = device_->QueryEvent(events_[s]);
+      if (!st.ok() || *st == executor::EventState::kDone) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  for (auto& e : events_)
+    if (e != nullptr) device_->DestroyEvent(e);
+  if (dev_ != nullptr) device_->Free(dev_);
+  if (host_in_ != nullptr) device_->FreeHost(host_in_);
+  if (host_out_ != nullptr) device_->FreeHost(host_out_);
+}
+
+absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Words& contribution, void* stream) {
+  const int s = static_cast<int>(sync_id % kSlots);
+  uint64_t* in = host_in_ + s * coordinator::kPayloadWords;
+  uint64_t* out = host_out_ + s * coordinator::kPayloadWords;
+  void* buf = static_cast<char*>(dev_) + s * kPayloadBytes;
+  std::memcpy(in, contribution.data(), kPayloadBytes);
+  if (auto st = device_->CopyToDeviceAsync(buf, in, kPayloadBytes, stream); !st.ok()) return st;
+  if (ncclResult_t r = all_reduce_max_(buf, stream); r != ncclSuccess) {
+    return absl::InternalError(absl::StrCat("sync all-reduce failed: NCCL error ", static_cast<int>(r)));
+  }
+  if (auto st = device_->CopyToHostAsync(out, buf, kPayloadBytes, stream); !st.ok()) return st;
+  if (auto st = device_->RecordEvent(events_[s], stream); !st.ok()) return st;
+  slot_sync_[s] = sync_id;
+  slot_used_[s] = true;
+  return absl::OkStatus();
+}
+
+absl::Status NcclTransport::Wait(uint64_t sync_id, coordinator::Words* reduced, absl::Duration timeout) {
+  const int s = static_cast<int>(sync_id % kSlots);
+  if (!slot_used_[s] || slot_sync_[s] != sync_id) {
+    return absl::FailedPreconditionError(absl::StrCat("sync ", sync_id, " was never issued here"));
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  int64_t sleep_us = 0;
+  for (;;) {
+    auto st = device_->QueryEvent(events_[s]);
+    if (!st.ok()) return st.status();
+    if (*st == executor::EventState::kDone) break;
+    if (absl::Now() >= deadline) return absl::DeadlineExceededError(absl::StrCat("sync ", sync_id, " not done"));
+    // Back off from a yield to 1 ms: the wait normally targets a sync issued iterations ago.
+    sleep_us = sleep_us == 0 ? 1 : std::min<int64_t>(sleep_us * 2, 1000);
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+  }
+  std::memcpy(reduced->data(), host_out_ + s * coordinator::kPayloadWords, kPayloadBytes);
+  return absl::OkStatus();
+}
+
+CommState::~CommState() = default;
+
+}  // namespace ccltune

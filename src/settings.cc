@@ -1,0 +1,136 @@
+// Declarations and parsing of every CCLTUNE_* setting.
+#include "src/settings.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace ccltune {
+namespace {
+
+constexpr std::array<SettingSpec, 13> kSettings = {{
+    {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
+    {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
+    {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
+     "subsystems to log (a leading ^ excludes)"},
+    {"CCLTUNE_EXPORT", SettingType::kString, "", "a file path",
+     "write the converged configs as JSON (and NCCL example-tuner CSV beside it) at exit"},
+    {"CCLTUNE_IMPORT", SettingType::kString, "", "a file path",
+     "read an export at start (leader rank only) and apply its configs without tuning"},
+    {"CCLTUNE_CHANNEL_BUDGET", SettingType::kInt, "0", "0..64",
+     "channels searched, [1, budget]; 0: the communicator's maxCTAs, NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
+    {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "2", "2..65536", "fewest units between two sync ops"},
+    {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
+    {"CCLTUNE_SAMPLES", SettingType::kInt, "3", "1..64", "measured calls per candidate while searching"},
+    {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most candidates scheduled per workload at once"},
+    {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
+     "switch away from NCCL's default only for a gain above this (and above the measured noise)"},
+    {"CCLTUNE_SUMMARY", SettingType::kBool, "1", "0,1", "print the summary table at exit (leader ranks)"},
+    {"CCLTUNE_TEST_FAIL_SETUP_RANK", SettingType::kInt, "-1", "-1..1048576",
+     "testing only: this rank reports that it cannot tune (all ranks must then stay on NCCL's default)"},
+}};
+
+}  // namespace
+
+std::span<const SettingSpec> AllSettings() { return kSettings; }
+
+bool ParseBoolSetting(std::string_view v, bool* out) {
+  const std::string s = absl::AsciiStrToLower(std::string(v));
+  if (s == "1" || s == "true" || s == "yes" || s == "on") {
+    *out = true;
+    return true;
+  }
+  if (s == "0" || s == "false" || s == "no" || s == "off") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+bool ParseIntSetting(std::string_view v, int64_t lo, int64_t hi, int64_t* out) {
+  int64_t x = 0;
+  if (!absl::SimpleAtoi(absl::string_view(v.data(), v.size()), &x) || x < lo || x > hi) return false;
+  *out = x;
+  return true;
+}
+
+Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
+  Settings s;
+  auto raw = [&](const char* name) -> const char* {
+    const char* v = getenv_fn(name);
+    return (v != nullptr && *v != '\0') ? v : nullptr;
+  };
+  auto spec_of = [](const char* name) -> const SettingSpec& {
+    for (const SettingSpec& sp : kSettings)
+      if (std::string_view(sp.name) == name) return sp;
+    std::abort();  // a programming error: every setting read here is declared above
+  };
+  auto warn = [&](const char* name, const char* value) {
+    const SettingSpec& sp = spec_of(name);
+    s.warnings.push_back(absl::StrCat("invalid value '", value, "' for ", name, " (accepted: ", sp.allowed,
+                                      "); using the default ", sp.default_value));
+  };
+  auto get_bool = [&](const char* name, bool* field) {
+    if (const char* v = raw(name); v != nullptr && !ParseBoolSetting(v, field)) warn(name, v);
+  };
+  auto get_int = [&](const char* name, int* field, int64_t lo, int64_t hi) {
+    int64_t x = 0;
+    if (const char* v = raw(name); v != nullptr) {
+      if (ParseIntSetting(v, lo, hi, &x)) {
+        *field = static_cast<int>(x);
+      } else {
+        warn(name, v);
+      }
+    }
+  };
+
+  get_bool("CCLTUNE_DISABLE", &s.disable);
+  if (const char* v = raw("CCLTUNE_DEBUG"); v != nullptr) {
+    const std::string u = absl::AsciiStrToUpper(v);
+    if (u == "NONE")
+      s.debug = LogLevel::kNone;
+    else if (u == "WARN")
+      s.debug = LogLevel::kWarn;
+    else if (u == "INFO")
+      s.debug = LogLevel::kInfo;
+    else if (u == "TRACE")
+      s.debug = LogLevel::kTrace;
+    else
+      warn("CCLTUNE_DEBUG", v);
+  }
+  if (const char* v = raw("CCLTUNE_DEBUG_SUBSYS"); v != nullptr) {
+    bool ok = true;
+    absl::string_view list(v);
+    if (!list.empty() && list[0] == '^') list.remove_prefix(1);
+    for (absl::string_view part : absl::StrSplit(list, ',')) {
+      const std::string u = absl::AsciiStrToUpper(part);
+      if (u != "ALL" && u != "INIT" && u != "PLUGIN" && u != "COORD" && u != "OPT" && u != "EXPORT") ok = false;
+    }
+    if (ok) {
+      s.debug_subsys = absl::AsciiStrToUpper(v);
+    } else {
+      warn("CCLTUNE_DEBUG_SUBSYS", v);
+    }
+  }
+  if (const char* v = raw("CCLTUNE_EXPORT")) s.export_path = v;
+  if (const char* v = raw("CCLTUNE_IMPORT")) s.import_path = v;
+  get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
+  get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 2, 65536);
+  get_int("CCLTUNE_SYNC_WARN_S", &s.sync_warn_s, 1, 3600);
+  get_int("CCLTUNE_SAMPLES", &s.samples, 1, 64);
+  get_int("CCLTUNE_MAX_BATCH", &s.max_batch, 1, 64);
+  int gain_pct = 2;
+  get_int("CCLTUNE_MIN_GAIN_PCT", &gain_pct, 0, 50);
+  s.min_gain = gain_pct / 100.0;
+  get_bool("CCLTUNE_SUMMARY", &s.summary);
+  get_int("CCLTUNE_TEST_FAIL_SETUP_RANK", &s.test_fail_setup_rank, -1, 1 << 20);
+  return s;
+}
+
+}  // namespace ccltune

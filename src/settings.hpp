@@ -1,0 +1,54 @@
+// The one registry of CCLTUNE_* settings (CONVENTIONS.md): each variable is declared once with its
+// type, default and a one-line doc; docs/environment.md is checked against this table by a test.
+// Like NCCL's own variables, every setting must be the same on all ranks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ccltune {
+
+enum class SettingType { kBool, kInt, kString, kEnum };
+
+struct SettingSpec {
+  const char* name;
+  SettingType type;
+  const char* default_value;
+  const char* allowed;  // kEnum: comma-separated accepted values; kInt: "min..max"
+  const char* doc;
+};
+
+std::span<const SettingSpec> AllSettings();
+
+enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+
+// Parsed values. Invalid values keep the default and leave a warning in `warnings`.
+struct Settings {
+  bool disable = false;
+  LogLevel debug = LogLevel::kWarn;
+  std::string debug_subsys = "ALL";
+  std::string export_path;
+  std::string import_path;
+  int channel_budget = 0;  // 0: auto
+  int min_interval = 2;
+  int sync_warn_s = 5;
+  int samples = 3;
+  int max_batch = 24;
+  double min_gain = 0.02;
+  int test_fail_setup_rank = -1;
+  bool summary = true;
+
+  std::vector<std::string> warnings;
+
+  // Reads the environment through `getenv_fn` (the real getenv in production).
+  static Settings FromEnv(const char* (*getenv_fn)(const char*));
+};
+
+// Parsing helpers, exposed for tests. Return false on an invalid value.
+bool ParseBoolSetting(std::string_view v, bool* out);
+bool ParseIntSetting(std::string_view v, int64_t lo, int64_t hi, int64_t* out);
+
+}  // namespace ccltune

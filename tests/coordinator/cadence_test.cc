@@ -1,0 +1,174 @@
+// Pins where sync points fall (SyncCadence), the leader's period detection and interval choice.
+#include <map>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coordinator/coordinator.hpp"
+
+namespace ccltune::coordinator {
+namespace {
+
+struct Event {
+  uint64_t unit;
+  std::optional<uint64_t> apply;
+  uint64_t issue;
+};
+
+// Drives a cadence for `units` units; payload k delivers intervals[k] (when present in the map).
+std::vector<Event> Drive(uint64_t units, const std::map<uint64_t, uint64_t>& intervals) {
+  SyncCadence c;
+  std::vector<Event> ev;
+  for (uint64_t u = 1; u <= units; ++u) {
+    SyncCadence::Actions a = c.OnUnitComplete(u);
+    if (!a.issue) {
+      EXPECT_FALSE(a.apply) << "apply without issue at unit " << u;
+      continue;
+    }
+    if (a.apply) {
+      auto it = intervals.find(*a.apply);
+      if (it != intervals.end()) c.SetDeliveredInterval(*a.apply, it->second);
+    }
+    ev.push_back({u, a.apply, *a.issue});
+  }
+  return ev;
+}
+
+TEST(SyncCadence, FollowsTheDeliveredIntervals) {
+  const std::map<uint64_t, uint64_t> intervals = {{0, 5}, {1, 1}, {2, 100}, {3, 7}, {4, 3}, {5, 2}, {6, 9}};
+  // s_0 = 1, I_0 = I_1 = kInitialInterval, then I_{k+2} = intervals[k].
+  std::vector<uint64_t> expected_units = {kFirstSyncUnit, kFirstSyncUnit + kInitialInterval,
+                                          kFirstSyncUnit + 2 * kInitialInterval};
+  for (uint64_t k = 0; k < intervals.size(); ++k) expected_units.push_back(expected_units.back() + intervals.at(k));
+  const std::vector<Event> ev = Drive(expected_units.back(), intervals);
+  ASSERT_EQ(ev.size(), expected_units.size());
+  for (size_t j = 0; j < ev.size(); ++j) {
+    EXPECT_EQ(ev[j].unit, expected_units[j]) << "sync " << j;
+    EXPECT_EQ(ev[j].issue, j);
+    if (j < static_cast<size_t>(kLag)) {
+      EXPECT_FALSE(ev[j].apply);
+    } else {
+      EXPECT_EQ(ev[j].apply, j - kLag);
+    }
+  }
+}
+
+TEST(SyncCadence, MissingIntervalFallsBackToInitial) {
+  // Payload 1 never delivers its interval: I_3 falls back to kInitialInterval, the rest follows.
+  const std::vector<Event> ev = Drive(400, {{0, 10}, {2, 4}, {3, 4}});
+  ASSERT_GE(ev.size(), 6u);
+  const uint64_t s2 = kFirstSyncUnit + 2 * kInitialInterval;
+  EXPECT_EQ(ev[2].unit, s2);
+  EXPECT_EQ(ev[3].unit, s2 + 10);
+  EXPECT_EQ(ev[4].unit, s2 + 10 + kInitialInterval);
+  EXPECT_EQ(ev[5].unit, s2 + 10 + kInitialInterval + 4);
+}
+
+TEST(SyncCadence, ReportsTheNextSyncPoint) {
+  SyncCadence c;
+  EXPECT_EQ(c.next_sync_unit(), kFirstSyncUnit);
+  EXPECT_EQ(c.next_sync_id(), 0u);
+  c.OnUnitComplete(1);
+  EXPECT_EQ(c.next_sync_id(), 1u);
+  c.OnUnitComplete(2);
+  EXPECT_EQ(c.next_sync_unit(), kFirstSyncUnit + kInitialInterval);
+}
+
+// While no period is known the detector searches every 16th key, so it reports P between 3P and
+// 3P + 15 keys.
+constexpr uint64_t kSearchSlack = 15;
+
+TEST(IterationDetector, FindsThePeriodAfterThreeRepeats) {
+  for (uint64_t p : {1, 2, 5, 17, 100, 1365}) {
+    IterationDetector d;
+    uint64_t i = 0;
+    for (; i < 3 * p - 1; ++i) {
+      d.Observe(1000 + i % p);
+      ASSERT_EQ(d.period(), 0u) << "p=" << p << " i=" << i;  // never before three repeats
+    }
+    for (; i < 3 * p + kSearchSlack; ++i) d.Observe(1000 + i % p);
+    EXPECT_EQ(d.period(), p);
+    for (; i < 10 * p; ++i) {
+      d.Observe(1000 + i % p);
+      ASSERT_EQ(d.period(), p) << i;
+    }
+  }
+}
+
+TEST(IterationDetector, RepeatedKeysInsideAnIterationDoNotShrinkIt) {
+  // Iteration: A A A B (three identical layers, then something else).
+  IterationDetector d;
+  const uint64_t it[] = {1, 1, 1, 2};
+  for (int i = 0; i < 16; ++i) d.Observe(it[i % 4]);
+  EXPECT_EQ(d.period(), 4u);
+  for (int i = 16; i < 400; ++i) {
+    d.Observe(it[i % 4]);
+    ASSERT_EQ(d.period(), 4u) << i;
+  }
+}
+
+TEST(IterationDetector, AperiodicAndBrokenSequences) {
+  IterationDetector d;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    d.Observe(i * 2654435761u % 1000003);
+    ASSERT_EQ(d.period(), 0u);
+  }
+  // Becomes periodic (period 3), then the pattern changes to period 5.
+  for (int i = 0; i < 9 + 15; ++i) d.Observe(10 + i % 3);
+  EXPECT_EQ(d.period(), 3u);
+  d.Observe(99);
+  EXPECT_EQ(d.period(), 0u);
+  for (int i = 0; i < 15 + 15; ++i) d.Observe(20 + i % 5);
+  EXPECT_EQ(d.period(), 5u);
+}
+
+TEST(IterationDetector, BoundedByHistory) {
+  IterationDetector d(/*history=*/30);
+  for (int i = 0; i < 100; ++i) d.Observe(i % 11);  // 3 * 11 > 30: cannot be confirmed
+  EXPECT_EQ(d.period(), 0u);
+  IterationDetector e(/*history=*/30);
+  for (int i = 0; i < 100; ++i) e.Observe(i % 10);
+  EXPECT_EQ(e.period(), 10u);
+}
+
+TEST(IterationDetector, LongHistoryStaysCheap) {
+  // 200k observations of an aperiodic sequence with a 4096-key history must finish quickly (the
+  // search abandons each candidate at its first mismatch).
+  IterationDetector d;
+  for (uint64_t i = 0; i < 200000; ++i) d.Observe(i * 0x9E3779B97F4A7C15ull);
+  EXPECT_EQ(d.period(), 0u);
+}
+
+TEST(IntervalPolicy, UnknownPeriod) {
+  IntervalPolicy p({.min_units = 8, .max_units = 1000, .unknown_period_units = 64});
+  EXPECT_EQ(p.Next(0, true), 64u);
+  EXPECT_EQ(p.Next(0, true), 64u);
+}
+
+TEST(IntervalPolicy, AtLeastOneIterationMultipleOfPeriod) {
+  IntervalPolicy p({.min_units = 8, .max_units = 1000});
+  EXPECT_EQ(p.Next(3, true), 9u);    // max(8, 3) rounded up to a multiple of 3
+  EXPECT_EQ(p.Next(20, true), 20u);  // one iteration
+  EXPECT_EQ(p.Next(1, true), 8u);
+  EXPECT_EQ(p.Next(2000, true), 2000u);  // one iteration beats max_units
+}
+
+TEST(IntervalPolicy, DoublesWhileConvergedAndResetsOnSearch) {
+  IntervalPolicy p({.min_units = 8, .max_units = 200});
+  EXPECT_EQ(p.Next(10, false), 10u);
+  EXPECT_EQ(p.Next(10, false), 20u);
+  EXPECT_EQ(p.Next(10, false), 40u);
+  EXPECT_EQ(p.Next(10, false), 80u);
+  EXPECT_EQ(p.Next(10, false), 160u);
+  EXPECT_EQ(p.Next(10, false), 200u);  // capped (200 is a multiple of 10)
+  EXPECT_EQ(p.Next(10, false), 200u);
+  EXPECT_EQ(p.Next(10, true), 10u);  // something is searched again
+  EXPECT_EQ(p.Next(10, false), 20u);
+  EXPECT_EQ(p.Next(7, false), 42u);  // period changed: 40 rounded up to a multiple of 7
+  EXPECT_EQ(p.Next(7, false), 84u);
+  EXPECT_EQ(p.Next(7, false), 168u);
+  EXPECT_EQ(p.Next(7, false), 196u);  // cap rounded down to a multiple of 7
+}
+
+}  // namespace
+}  // namespace ccltune::coordinator

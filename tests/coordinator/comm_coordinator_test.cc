@@ -1,0 +1,258 @@
+// Pins CommCoordinator end to end over FakeHub: ranks as threads running the same script must get
+// the identical config at every call, and every way tuning can stop (a rank cannot tune, an error, the
+// leader's stop, an unencodable message, version skew) must stop every rank at the same unit. Slow
+// and lost contributions are waited for (loudly), never skipped.
+#include <atomic>
+#include <string>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "coordinator/coordinator.hpp"
+#include "coordinator/internal/layout.hpp"
+#include "tests/coordinator/harness.hpp"
+
+namespace ccltune::coordinator {
+namespace {
+
+using testing::CountNonDefault;
+using testing::RankResult;
+using testing::RunOptions;
+using testing::RunRanks;
+
+constexpr uint64_t kAgreementApplyUnit = kFirstSyncUnit + kLag * kInitialInterval;  // s_kLag
+
+void ExpectIdenticalAcrossRanks(const std::vector<RankResult>& r) {
+  for (size_t i = 1; i < r.size(); ++i) {
+    ASSERT_EQ(r[i].configs.size(), r[0].configs.size());
+    for (size_t k = 0; k < r[0].configs.size(); ++k) {
+      ASSERT_EQ(r[i].configs[k], r[0].configs[k])
+          << "rank " << i << " call " << k << " (unit " << r[0].call_unit[k] << "): " << r[i].configs[k].ToString()
+          << " vs rank 0 " << r[0].configs[k].ToString();
+    }
+    EXPECT_EQ(r[i].tuning_after_unit, r[0].tuning_after_unit) << "rank " << i;
+    EXPECT_EQ(r[i].stops, r[0].stops) << "rank " << i;
+    EXPECT_EQ(r[i].stop_unit, r[0].stop_unit) << "rank " << i;
+    EXPECT_EQ(r[i].updates, r[0].updates) << "rank " << i;
+  }
+}
+
+// ---- the happy path ----
+
+class Consistency : public ::testing::TestWithParam<int> {};
+
+TEST_P(Consistency, EveryRankGetsTheSameConfigAtEveryCall) {
+  RunOptions o;
+  o.nranks = GetParam();
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  for (const RankResult& x : r) {
+    EXPECT_TRUE(x.first_error.ok()) << x.first_error;
+    EXPECT_TRUE(x.stops.empty());
+    EXPECT_EQ(x.slow_waits, 0);
+  }
+  EXPECT_GT(r[0].updates, 50);
+  EXPECT_GT(CountNonDefault(r[0].configs), 200);  // the schedules really were used
+  for (size_t k = 0; k < r[0].configs.size(); ++k) {
+    if (r[0].call_unit[k] <= kAgreementApplyUnit) {
+      ASSERT_TRUE(r[0].configs[k].IsDefault()) << "nothing applies before the agreement point; call " << k;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, Consistency, ::testing::Values(1, 2, 4, 8));
+
+TEST(CommCoordinator, SingleRankFollowsTheScheduleCallByCall) {
+  const Config a{.algo = kAlgoTree, .proto = kProtoLL, .channels = 2};
+  const Config b{.algo = kAlgoRing, .proto = kProtoLL128, .channels = 4};
+  const Config inc{.algo = kAlgoRing, .proto = kProtoSimple, .channels = 16};
+  FakeHub hub(1);
+  CommCoordinator::Hooks hooks;
+  hooks.build_message = [&](uint64_t id) {
+    LeaderMessage m;
+    if (id == 0) m.updates.push_back({.workload = 7, .entries = {{a, 2}, {b, 1}, {inc, 0}}});
+    return m;
+  };
+  CommCoordinator c(0, 1, hub.Endpoint(0), hooks);
+  EXPECT_TRUE(c.is_leader());
+  for (uint64_t u = 1; u < kAgreementApplyUnit; ++u) {
+    ASSERT_EQ(c.ConfigFor(7, false), Config{});
+    ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());
+  }
+  EXPECT_EQ(c.syncs_issued(), static_cast<uint64_t>(kLag));
+  ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());  // unit s_kLag: payload 0 applies
+  EXPECT_EQ(c.units(), kAgreementApplyUnit);
+  EXPECT_EQ(c.book().size(), 1u);
+  EXPECT_EQ(c.ConfigFor(7, /*capturing=*/true), inc);
+  EXPECT_EQ(c.ConfigFor(7, false), a);
+  EXPECT_EQ(c.ConfigFor(7, true), inc);  // capture consumes nothing
+  EXPECT_EQ(c.ConfigFor(7, false), a);
+  EXPECT_EQ(c.ConfigFor(7, false), b);
+  EXPECT_EQ(c.ConfigFor(7, false), inc);
+  EXPECT_EQ(c.ConfigFor(7, false), inc);
+  EXPECT_EQ(c.ConfigFor(8, false), Config{});  // unscheduled workload: NCCL's default
+  EXPECT_TRUE(c.tuning());
+}
+
+// ---- stopping: a rank cannot tune ----
+
+class CannotTune : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
+
+TEST_P(CannotTune, EveryRankStopsAtTheSameUnit) {
+  const auto [raiser, raise_before_unit] = GetParam();
+  RunOptions o;
+  o.before_unit_complete = [&](int rank, uint64_t unit, CommCoordinator& c) {
+    if (rank == raiser && unit == raise_before_unit) c.RaiseCannotTune();
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  ASSERT_EQ(r[0].stops.size(), 1u);
+  EXPECT_NE(r[0].stops[0].find("cannot tune"), std::string::npos) << r[0].stops[0];
+  EXPECT_GT(r[0].stop_unit, raise_before_unit);
+  EXPECT_FALSE(r[0].tuning_after_unit.back());
+  EXPECT_FALSE(r[0].tuning_after_unit[r[0].stop_unit - 1]);
+  EXPECT_TRUE(r[0].tuning_after_unit[r[0].stop_unit - 2]);
+  for (size_t k = 0; k < r[0].configs.size(); ++k) {
+    if (r[0].call_unit[k] > r[0].stop_unit) ASSERT_TRUE(r[0].configs[k].IsDefault()) << "call " << k;
+  }
+  if (raise_before_unit == kFirstSyncUnit) {
+    // Raised before the agreement sync: everyone stays on NCCL's default, stopping at s_kLag.
+    EXPECT_EQ(r[0].stop_unit, kAgreementApplyUnit);
+    EXPECT_EQ(CountNonDefault(r[0].configs), 0);
+    EXPECT_EQ(r[0].updates, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, CannotTune,
+                         ::testing::Combine(::testing::Values(0, 1, 3),
+                                            ::testing::Values(kFirstSyncUnit, uint64_t{50}, uint64_t{300})));
+
+// ---- stopping: error flag, leader stop, leader message that cannot be encoded ----
+
+TEST(CommCoordinator, ErrorFlagStopsEveryone) {
+  RunOptions o;
+  o.before_unit_complete = [](int rank, uint64_t unit, CommCoordinator& c) {
+    if (rank == 2 && unit == 250) c.RaiseError();
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  ASSERT_EQ(r[0].stops.size(), 1u);
+  EXPECT_NE(r[0].stops[0].find("error"), std::string::npos) << r[0].stops[0];
+  EXPECT_GT(r[0].stop_unit, 250u);
+  EXPECT_GT(CountNonDefault(r[0].configs), 0);  // tuned before the error
+}
+
+TEST(CommCoordinator, LeaderStopStopsEveryone) {
+  RunOptions o;
+  o.build_message = [](uint64_t id) {
+    LeaderMessage m = testing::GeneratedMessage(id);
+    m.stop_tuning = id == 6;
+    return m;
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  ASSERT_EQ(r[0].stops.size(), 1u);
+  EXPECT_NE(r[0].stops[0].find("leader stopped"), std::string::npos) << r[0].stops[0];
+  EXPECT_NE(r[0].stops[0].find("sync 6"), std::string::npos) << r[0].stops[0];
+}
+
+TEST(CommCoordinator, UnencodableLeaderMessageRaisesTheErrorFlagInsteadOfSkipping) {
+  RunOptions o;
+  o.build_message = [](uint64_t id) {
+    LeaderMessage m = testing::GeneratedMessage(id);
+    if (id == 4) m.updates.assign(30, m.updates[0]);  // does not fit
+    return m;
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  EXPECT_TRUE(absl::IsInvalidArgument(r[0].first_error)) << r[0].first_error;
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(r[i].first_error.ok());
+  ASSERT_EQ(r[0].stops.size(), 1u);
+  EXPECT_NE(r[0].stops[0].find("error (raised by sync 4)"), std::string::npos) << r[0].stops[0];
+}
+
+// ---- version skew on the wire ----
+
+class RewriteVersion final : public Transport {
+ public:
+  RewriteVersion(std::unique_ptr<Transport> inner, uint64_t version) : inner_(std::move(inner)), version_(version) {}
+  absl::Status Issue(uint64_t id, const Words& w, void* stream) override {
+    Words x = w;
+    x[layout::kWordVersion] = version_;
+    x[layout::kWordVersionComplement] = layout::kVersionBase - version_;
+    return inner_->Issue(id, x, stream);
+  }
+  absl::Status Wait(uint64_t id, Words* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+
+ private:
+  std::unique_ptr<Transport> inner_;
+  uint64_t version_;
+};
+
+class VersionSkewRun : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(VersionSkewRun, EveryRankStopsAtTheAgreementPoint) {
+  RunOptions o;
+  o.wrap = [](int rank, std::unique_ptr<Transport> t) -> std::unique_ptr<Transport> {
+    if (rank != 2) return t;
+    return std::make_unique<RewriteVersion>(std::move(t), GetParam());
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  ASSERT_EQ(r[0].stops.size(), 1u);
+  EXPECT_NE(r[0].stops[0].find("different protocol versions"), std::string::npos) << r[0].stops[0];
+  EXPECT_EQ(r[0].stop_unit, kAgreementApplyUnit);
+  EXPECT_EQ(CountNonDefault(r[0].configs), 0);
+  for (const RankResult& x : r) EXPECT_TRUE(absl::IsFailedPrecondition(x.first_error)) << x.first_error;
+}
+
+INSTANTIATE_TEST_SUITE_P(OlderAndNewer, VersionSkewRun, ::testing::Values(kProtocolVersion + 1, uint64_t{1000}));
+
+// ---- slow and lost contributions: waited for, reported, never skipped ----
+
+TEST(CommCoordinator, SlowRankFiresTheSlowWaitHook) {
+  RunOptions o;
+  o.warn_after = absl::Milliseconds(20);
+  o.before_unit_complete = [](int rank, uint64_t unit, CommCoordinator&) {
+    if (rank == 3 && unit == kFirstSyncUnit) absl::SleepFor(absl::Milliseconds(300));  // sync 0 issued late
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  int fired = 0;
+  for (int i = 0; i < 3; ++i) {
+    fired += r[i].slow_waits;
+    for (uint64_t id : r[i].slow_wait_ids) EXPECT_EQ(id, 0u);
+  }
+  EXPECT_GT(fired, 0);
+  EXPECT_TRUE(r[0].stops.empty());
+  EXPECT_GT(CountNonDefault(r[0].configs), 0);
+}
+
+TEST(CommCoordinator, LostContributionIsWaitedForUntilItArrives) {
+  constexpr uint64_t kLost = 3;
+  FakeHub hub(4);
+  hub.DropContribution(1, kLost);
+  std::atomic<int> fired{0};
+  std::atomic<bool> supplied{false};
+  RunOptions o;
+  o.hub = &hub;
+  o.warn_after = absl::Milliseconds(10);
+  o.on_slow_wait = [&](int, uint64_t id) {
+    EXPECT_EQ(id, kLost);
+    // After a few loud waits, the lost contribution finally arrives (as a retransmission would).
+    if (++fired >= 6 && !supplied.exchange(true)) {
+      absl::StatusOr<Words> w = Encode(nullptr, kLost, {});
+      ASSERT_TRUE(w.ok());
+      ASSERT_TRUE(hub.Endpoint(1)->Issue(kLost, *w, nullptr).ok());
+    }
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  EXPECT_TRUE(supplied.load());
+  EXPECT_GE(fired.load(), 6);
+  EXPECT_TRUE(r[0].stops.empty());
+  EXPECT_GT(CountNonDefault(r[0].configs), 200);
+}
+
+}  // namespace
+}  // namespace ccltune::coordinator

@@ -1,0 +1,112 @@
+// executor tests: the simulated backend, driven by a fake `simncclVirtualTimeUs` defined and exported
+// by this test binary (as the simulated libnccl.so.2 would export it).
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "executor/executor.hpp"
+#include "gtest/gtest.h"
+#include "tests/executor/fake_clock.hpp"
+
+namespace {
+double g_fake_clock_us = 0;
+}  // namespace
+
+// Exported (the executable links with -rdynamic) so dlsym(RTLD_DEFAULT) finds it.
+extern "C" __attribute__((visibility("default"))) double simncclVirtualTimeUs(void) { return g_fake_clock_us; }
+
+namespace ccltune::executor {
+namespace testing {
+void SetFakeClockUs(double us) { g_fake_clock_us = us; }
+}  // namespace testing
+
+namespace {
+
+TEST(SimulatedDeviceTest, OpenDevicePicksSimulatedWhenClockIsPresent) {
+  absl::StatusOr<std::unique_ptr<Device>> dev = OpenDevice();
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  EXPECT_EQ((*dev)->backend(), Backend::kSimulated);
+  EXPECT_STREQ((*dev)->name(), "simulated");
+  EXPECT_TRUE((*dev)->SetDevice(3).ok());
+  absl::StatusOr<int> count = (*dev)->DeviceCount();
+  ASSERT_TRUE(count.ok());
+  EXPECT_GE(*count, 1);
+}
+
+TEST(SimulatedDeviceTest, MemoryAndCopiesAreHostMemory) {
+  auto dev = OpenSimulatedDevice();
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  Device& d = **dev;
+  absl::StatusOr<Stream> s = d.CreateStream();
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(*s, nullptr);
+  absl::StatusOr<void*> buf = d.Alloc(1000);
+  ASSERT_TRUE(buf.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(*buf) % 256, 0u);
+  absl::StatusOr<void*> host = d.AllocHost(1000);
+  ASSERT_TRUE(host.ok());
+
+  std::vector<uint8_t> src(1000);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE(d.CopyToDeviceAsync(*buf, src.data(), src.size(), *s).ok());
+  ASSERT_TRUE(d.CopyToHostAsync(*host, *buf, src.size(), *s).ok());
+  EXPECT_EQ(std::memcmp(*host, src.data(), src.size()), 0);
+  ASSERT_TRUE(d.MemsetAsync(*buf, 0xAB, 10, *s).ok());
+  ASSERT_TRUE(d.StreamSynchronize(*s).ok());
+  EXPECT_EQ(static_cast<uint8_t*>(*buf)[9], 0xAB);
+  EXPECT_EQ(static_cast<uint8_t*>(*buf)[10], src[10]);
+
+  d.Free(*buf);
+  d.FreeHost(*host);
+  d.DestroyStream(*s);
+}
+
+TEST(SimulatedDeviceTest, StreamsAreDistinct) {
+  auto dev = OpenSimulatedDevice();
+  ASSERT_TRUE(dev.ok());
+  auto a = (*dev)->CreateStream();
+  auto b = (*dev)->CreateStream();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_FALSE((*dev)->IsCapturing(*a));
+  (*dev)->DestroyStream(*a);
+  (*dev)->DestroyStream(*b);
+}
+
+TEST(SimulatedDeviceTest, EventsHoldVirtualTime) {
+  auto dev = OpenSimulatedDevice();
+  ASSERT_TRUE(dev.ok());
+  Device& d = **dev;
+  auto s = d.CreateStream();
+  auto a = d.CreateEvent();
+  auto b = d.CreateEvent();
+  ASSERT_TRUE(s.ok() && a.ok() && b.ok());
+  testing::SetFakeClockUs(100.0);
+  ASSERT_TRUE(d.RecordEvent(*a, *s).ok());
+  testing::SetFakeClockUs(142.5);
+  ASSERT_TRUE(d.RecordEvent(*b, *s).ok());
+  testing::SetFakeClockUs(1000.0);  // later clock moves do not change recorded events
+  auto state = d.QueryEvent(*b);
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(*state, EventState::kDone);
+  auto us = d.ElapsedUs(*a, *b);
+  ASSERT_TRUE(us.ok());
+  EXPECT_DOUBLE_EQ(*us, 42.5);
+  d.DestroyEvent(*a);
+  d.DestroyEvent(*b);
+  d.DestroyStream(*s);
+}
+
+TEST(SimulatedDeviceTest, ElapsedOnUnrecordedEventIsAnError) {
+  auto dev = OpenSimulatedDevice();
+  ASSERT_TRUE(dev.ok());
+  auto a = (*dev)->CreateEvent();
+  auto b = (*dev)->CreateEvent();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*dev)->ElapsedUs(*a, *b).status().code(), absl::StatusCode::kFailedPrecondition);
+  (*dev)->DestroyEvent(*a);
+  (*dev)->DestroyEvent(*b);
+}
+
+}  // namespace
+}  // namespace ccltune::executor

@@ -1,0 +1,82 @@
+// Pins the settings registry: parsing, warnings for bad values, and docs/environment.md agreeing
+// with the registry (every variable documented with its default, nothing undocumented).
+#include "src/settings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace ccltune {
+namespace {
+
+std::map<std::string, std::string> g_env;
+const char* FakeGetenv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+TEST(Settings, Defaults) {
+  g_env.clear();
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_FALSE(s.disable);
+  EXPECT_EQ(s.debug, LogLevel::kWarn);
+  EXPECT_EQ(s.channel_budget, 0);
+  EXPECT_EQ(s.min_interval, 2);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(Settings, ValidValues) {
+  g_env = {{"CCLTUNE_DISABLE", "1"},
+           {"CCLTUNE_DEBUG", "info"},
+           {"CCLTUNE_CHANNEL_BUDGET", "32"},
+           {"CCLTUNE_EXPORT", "/tmp/x.json"},
+           {"CCLTUNE_DEBUG_SUBSYS", "^PLUGIN,COORD"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_TRUE(s.disable);
+  EXPECT_EQ(s.debug, LogLevel::kInfo);
+  EXPECT_EQ(s.channel_budget, 32);
+  EXPECT_EQ(s.export_path, "/tmp/x.json");
+  EXPECT_EQ(s.debug_subsys, "^PLUGIN,COORD");
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(Settings, InvalidValuesWarnAndKeepDefault) {
+  g_env = {{"CCLTUNE_DISABLE", "maybe"},
+           {"CCLTUNE_CHANNEL_BUDGET", "65"},
+           {"CCLTUNE_DEBUG", "LOUD"},
+           {"CCLTUNE_SAMPLES", "3x"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_FALSE(s.disable);
+  EXPECT_EQ(s.channel_budget, 0);
+  EXPECT_EQ(s.samples, 3);
+  ASSERT_EQ(s.warnings.size(), 4u);
+  EXPECT_EQ(s.warnings[0], "invalid value 'maybe' for CCLTUNE_DISABLE (accepted: 0,1); using the default 0");
+  EXPECT_EQ(s.warnings[2], "invalid value '65' for CCLTUNE_CHANNEL_BUDGET (accepted: 0..64); using the default 0");
+}
+
+TEST(Settings, DocsTableMatchesRegistry) {
+  std::ifstream in(std::string(CCLTUNE_DOCS_DIR) + "/environment.md");
+  ASSERT_TRUE(in.good()) << "docs/environment.md is missing";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  std::set<std::string> declared;
+  for (const SettingSpec& sp : AllSettings()) {
+    declared.insert(sp.name);
+    const std::string def = *sp.default_value ? sp.default_value : "(unset)";
+    const std::string row = std::string("| `") + sp.name + "` | " + def + " |";
+    EXPECT_NE(doc.find(row), std::string::npos) << "docs/environment.md lacks the row starting " << row;
+  }
+  std::regex name_re("CCLTUNE_[A-Z_]+");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), name_re); it != std::sregex_iterator(); ++it) {
+    EXPECT_TRUE(declared.count(it->str())) << it->str() << " is documented but not in the registry";
+  }
+}
+
+}  // namespace
+}  // namespace ccltune

@@ -1,0 +1,269 @@
+// Multi-rank tests of the whole path on the simulated cluster: this MPI program runs under
+// `mpirun -np 4` against the simulated libnccl.so.2 with libccltune.so preloaded. Every rank runs
+// the same GoogleTest case (chosen with --gtest_filter); the simulated NCCL's consistency checker
+// aborts the run on any cross-rank mismatch, so a passing run also proves lockstep decisions.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ccltune/ccltune.h"
+#include "nccl.h"
+
+namespace {
+
+int g_rank = 0;
+int g_size = 1;
+
+// The public API, resolved at run time like ccltune-bench does (the program runs without it too).
+struct Api {
+  decltype(&ccltuneIsActive) is_active = nullptr;
+  decltype(&ccltuneSetMode) set_mode = nullptr;
+  decltype(&ccltuneGetWorkloadStats) stats = nullptr;
+  decltype(&ccltuneListWorkloads) list = nullptr;
+  decltype(&ccltuneExport) export_now = nullptr;
+  void (*sim_move_data)(int) = nullptr;
+  long long (*sim_mismatches)() = nullptr;
+  Api() {
+    is_active = reinterpret_cast<decltype(is_active)>(dlsym(RTLD_DEFAULT, "ccltuneIsActive"));
+    set_mode = reinterpret_cast<decltype(set_mode)>(dlsym(RTLD_DEFAULT, "ccltuneSetMode"));
+    stats = reinterpret_cast<decltype(stats)>(dlsym(RTLD_DEFAULT, "ccltuneGetWorkloadStats"));
+    list = reinterpret_cast<decltype(list)>(dlsym(RTLD_DEFAULT, "ccltuneListWorkloads"));
+    export_now = reinterpret_cast<decltype(export_now)>(dlsym(RTLD_DEFAULT, "ccltuneExport"));
+    sim_move_data = reinterpret_cast<decltype(sim_move_data)>(dlsym(RTLD_DEFAULT, "simncclSetMoveData"));
+    sim_mismatches = reinterpret_cast<decltype(sim_mismatches)>(dlsym(RTLD_DEFAULT, "simncclMismatchCount"));
+  }
+  bool present() const { return is_active != nullptr && stats != nullptr; }
+};
+const Api& api() {
+  static Api a;
+  return a;
+}
+
+ncclComm_t MakeComm(MPI_Comm mpi) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(mpi, &rank);
+  MPI_Comm_size(mpi, &size);
+  ncclUniqueId id;
+  if (rank == 0) EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi);
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRank(&comm, size, id, rank), ncclSuccess);
+  return comm;
+}
+
+// Buffers are host memory in the simulated NCCL.
+struct Buffers {
+  std::vector<float> send, recv;
+  explicit Buffers(size_t n) : send(n), recv(n * 8) {}
+};
+
+// A float sum all-reduce whose result is checked (data moves on this call).
+void CheckedAllReduce(ncclComm_t comm, size_t count, int nranks, int rank) {
+  Buffers b(count);
+  for (size_t i = 0; i < count; ++i) b.send[i] = static_cast<float>((rank + 1) * ((i % 13) + 1));
+  if (api().sim_move_data) api().sim_move_data(1);
+  ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+  const float ranks_sum = static_cast<float>(nranks * (nranks + 1) / 2);
+  for (size_t i = 0; i < count; i += 97) ASSERT_EQ(b.recv[i], ranks_sum * ((i % 13) + 1)) << "element " << i;
+}
+
+ccltuneWorkloadStats_t Stats(ncclComm_t comm, int coll, int dtype, int op, size_t bytes) {
+  ccltuneWorkloadStats_t s{};
+  EXPECT_EQ(api().stats(comm, coll, dtype, op, bytes, &s), ccltuneSuccess);
+  return s;
+}
+
+// Runs `calls` all-reduces of `count` floats.
+void Loop(ncclComm_t comm, size_t count, int calls) {
+  Buffers b(count);
+  for (int i = 0; i < calls; ++i) {
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+  }
+}
+
+const char* Env(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr ? v : "";
+}
+
+TEST(Sim, TunesAndConvergesInLockstep) {
+  ASSERT_TRUE(api().present()) << "run with LD_PRELOAD=libccltune.so";
+  ASSERT_EQ(api().is_active(), 1);
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  const std::vector<size_t> counts = {16 * 1024, 256 * 1024, 4 * 1024 * 1024};  // 64 KiB, 1 MiB, 16 MiB
+  for (size_t count : counts) {
+    CheckedAllReduce(comm, count, g_size, g_rank);
+    Loop(comm, count, 600);
+    CheckedAllReduce(comm, count, g_size, g_rank);  // with the converged config
+    if (g_rank == 0) {
+      auto s = Stats(comm, 4, ncclFloat32, ncclSum, count * 4);
+      EXPECT_EQ(s.state, ccltuneStateConverged) << "count " << count;
+      EXPECT_GT(s.convergeCalls, 0);
+      EXPECT_LE(s.convergeCalls, 400);
+      EXPECT_GT(s.samples, 0);
+      EXPECT_NE(s.validSubspaces, 0u);
+      if (s.config.algorithm >= 0) EXPECT_LT(s.tunedUs, s.defaultUs);
+    }
+  }
+  if (api().sim_mismatches) EXPECT_EQ(api().sim_mismatches(), 0);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Sim, GroupsAreOneWorkload) {
+  ASSERT_TRUE(api().present());
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Buffers a(256 * 1024), g(64 * 1024 * 8);
+  for (int it = 0; it < 500; ++it) {
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(a.send.data(), a.recv.data(), 256 * 1024, ncclFloat32, ncclSum, comm, nullptr),
+              ncclSuccess);
+    ASSERT_EQ(ncclAllGather(g.send.data(), g.recv.data(), 64 * 1024, ncclFloat32, comm, nullptr), ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+    // An ungrouped broadcast between groups (ncclBcast re-enters ncclBroadcast inside NCCL).
+    ASSERT_EQ(ncclBcast(a.send.data(), 1024, ncclFloat32, 0, comm, nullptr), ncclSuccess);
+  }
+  if (g_rank == 0) {
+    std::vector<ccltuneWorkloadStats_t> all(16);
+    int n = 0;
+    ASSERT_EQ(api().list(comm, all.data(), 16, &n), ccltuneSuccess);
+    ASSERT_EQ(n, 2);  // the group, the broadcast
+    int grouped = 0;
+    for (int i = 0; i < n; ++i) {
+      if (all[i].grouped) {
+        ++grouped;
+        EXPECT_EQ(all[i].state, ccltuneStateConverged);
+        EXPECT_EQ(all[i].calls, 500);
+      }
+    }
+    EXPECT_EQ(grouped, 1);
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Sim, TwoCommunicatorsASplitAndDestroyDuringTuning) {
+  ASSERT_TRUE(api().present());
+  ncclComm_t world = MakeComm(MPI_COMM_WORLD);
+  ncclComm_t half = nullptr;
+  ASSERT_EQ(ncclCommSplit(world, g_rank % 2, g_rank, &half, nullptr), ncclSuccess);
+  ASSERT_NE(half, nullptr);
+  // Interleave the two communicators; each has its own units and sync ops.
+  Buffers b(1 << 20);
+  for (int it = 0; it < 300; ++it) {
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), 1 << 18, ncclFloat32, ncclSum, world, nullptr), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), 1 << 16, ncclFloat32, ncclSum, half, nullptr), ncclSuccess);
+  }
+  // Destroy the split in the middle of tuning a new workload, then make a fresh one.
+  for (int it = 0; it < 40; ++it) {
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), 1 << 19, ncclFloat32, ncclSum, half, nullptr), ncclSuccess);
+  }
+  ASSERT_EQ(ncclCommDestroy(half), ncclSuccess);
+  ASSERT_EQ(ncclCommSplit(world, g_rank / 2, g_rank, &half, nullptr), ncclSuccess);
+  for (int it = 0; it < 300; ++it) {
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), 1 << 19, ncclFloat32, ncclSum, half, nullptr), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), 1 << 18, ncclFloat32, ncclSum, world, nullptr), ncclSuccess);
+  }
+  CheckedAllReduce(world, 1 << 18, g_size, g_rank);
+  if (g_rank == 0) EXPECT_EQ(Stats(world, 4, ncclFloat32, ncclSum, 1 << 20).state, ccltuneStateConverged);
+  EXPECT_EQ(ncclCommDestroy(half), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(world), ncclSuccess);
+}
+
+// Run with CCLTUNE_TEST_FAIL_SETUP_RANK=<r>: every rank must stay on NCCL's default.
+TEST(Sim, OneRankCannotTuneAllStayOnDefault) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STRNE(Env("CCLTUNE_TEST_FAIL_SETUP_RANK"), "");
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 256 * 1024, 400);
+  CheckedAllReduce(comm, 256 * 1024, g_size, g_rank);
+  auto s = Stats(comm, 4, ncclFloat32, ncclSum, 1 << 20);
+  EXPECT_EQ(s.state, ccltuneStateDefault);
+  EXPECT_EQ(s.config.algorithm, -1);
+  EXPECT_EQ(s.config.channels, 0);
+  EXPECT_EQ(s.samples, 0);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Run with CCLTUNE_EXPORT=<file>: tunes three workloads and exports at exit (and now, explicitly).
+TEST(Sim, ExportWritesConvergedConfigs) {
+  ASSERT_TRUE(api().present());
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  for (size_t count : {64 * 1024, 1024 * 1024}) Loop(comm, count, 500);
+  if (g_rank == 0) {
+    ASSERT_EQ(api().export_now(nullptr), ccltuneSuccess);
+    std::ifstream in(Env("CCLTUNE_EXPORT"));
+    nlohmann::json j = nlohmann::json::parse(in);
+    ASSERT_EQ(j["configs"].size(), 1u);
+    EXPECT_EQ(j["configs"][0]["workloads"].size(), 2u);
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Run with CCLTUNE_IMPORT=<file from the export test>: no tuning, same configs.
+TEST(Sim, ImportSkipsTuning) {
+  ASSERT_TRUE(api().present());
+  std::ifstream in(Env("CCLTUNE_IMPORT"));
+  ASSERT_TRUE(in.good()) << "CCLTUNE_IMPORT must name the export of ExportWritesConvergedConfigs";
+  nlohmann::json j = nlohmann::json::parse(in);
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  for (size_t count : {64 * 1024, 1024 * 1024}) Loop(comm, count, 300);
+  if (g_rank == 0) {
+    for (const auto& w : j["configs"][0]["workloads"]) {
+      const uint64_t bytes = w["key"]["calls"][0]["bytes"];
+      auto s = Stats(comm, 4, ncclFloat32, ncclSum, bytes);
+      EXPECT_EQ(s.state, ccltuneStateImported) << bytes;
+      // Only the agreement interval runs before the imported config applies; nothing is searched.
+      EXPECT_LE(s.convergeCalls, 200) << bytes;
+      EXPECT_EQ(s.config.channels, w["config"]["channels"].get<int>()) << bytes;
+      const std::string algo = w["config"]["algorithm"];
+      EXPECT_EQ(s.config.algorithm, algo == "default" ? -1 : algo == "tree" ? 0 : 1) << bytes;
+    }
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Run with CCLTUNE_DISABLE=1: a pure pass-through.
+TEST(Sim, DisableIsPassThrough) {
+  ASSERT_TRUE(api().present());
+  EXPECT_EQ(api().is_active(), 0);
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 1024, 100);
+  CheckedAllReduce(comm, 1024, g_size, g_rank);
+  ccltuneWorkloadStats_t s{};
+  EXPECT_EQ(api().stats(comm, 4, ncclFloat32, ncclSum, 4096, &s), ccltuneUnavailable);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Used with the deliberately broken build (one rank applies updates one call late): the simulated
+// NCCL must abort the run. The test itself only tunes; the failure comes from the checker.
+TEST(Sim, PlantedLateApply) {
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 256 * 1024, 600);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (g_rank != 0) {
+    // One rank prints the results; the others only report failures.
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int rc = RUN_ALL_TESTS();
+  int worst = 0;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}

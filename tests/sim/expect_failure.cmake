@@ -1,0 +1,10 @@
+# Runs CMD (a list) and succeeds only if it fails with EXPECT in its output: negative controls.
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 170)
+string(FIND "${out}${err}" "${EXPECT}" pos)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "expected a failure, but the run succeeded:\n${out}\n${err}")
+endif()
+if(pos EQUAL -1)
+  message(FATAL_ERROR "the run failed (${rc}) without '${EXPECT}':\n${out}\n${err}")
+endif()
+message(STATUS "caught as expected (exit ${rc}): '${EXPECT}'")

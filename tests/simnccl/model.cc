@@ -1,0 +1,308 @@
+// Time model of the simulated NCCL (see model.hpp): a built-in analytic landscape and a table-driven one.
+#include "model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace simnccl {
+
+namespace {
+const char* kCollNames[kNumColls] = {"broadcast", "reduce", "all_gather", "reduce_scatter", "all_reduce"};
+
+uint64_t SplitMix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double Uniform(uint64_t h) { return ((h >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+}  // namespace
+
+const char* CollName(int coll) { return coll >= 0 && coll < kNumColls ? kCollNames[coll] : "unknown"; }
+int CollFromName(const std::string& name) {
+  for (int c = 0; c < kNumColls; c++)
+    if (name == kCollNames[c]) return c;
+  return -1;
+}
+
+size_t ProtoGrain(int proto) { return proto == 0 ? 16 : proto == 1 ? 1920 : 512; }
+size_t ProtoMaxChunk(int proto) { return proto == 0 ? 32768 : proto == 1 ? 576000 : 1048576; }
+size_t ProtoDefaultChunk(int proto) { return proto == 0 ? 32768 : proto == 1 ? 576000 : 524288; }
+
+double NoiseFactor(unsigned long long seed, unsigned long long commHash, unsigned long long seq, double sigma) {
+  uint64_t h1 = SplitMix(seed ^ SplitMix(commHash ^ SplitMix(seq)));
+  uint64_t h2 = SplitMix(h1), h3 = SplitMix(h2);
+  double z = std::sqrt(-2.0 * std::log(Uniform(h1))) * std::cos(2 * M_PI * Uniform(h2));
+  double f = std::exp(sigma * z - 0.5 * sigma * sigma);
+  double u = Uniform(h3);
+  if (u < 0.005) f *= 1.5 + 200.0 * u;  // rare outliers: 1.5x..2.5x
+  return f;
+}
+
+Model::Best Model::Exhaustive(int coll, size_t nBytes, int nranks, int budget, bool withChunk) const {
+  Best best{Config{}, DefaultDuration(coll, nBytes, nranks, budget)};  // "no override" is part of the space
+  for (int a = 0; a < kNumAlgos; a++)
+    for (int p = 0; p < kNumProtos; p++) {
+      if (!Valid(coll, a, p)) continue;
+      for (int nc = 1; nc <= budget; nc++) {
+        std::vector<size_t> chunks{0};
+        if (withChunk)
+          for (size_t c = 4096; c <= ProtoMaxChunk(p); c *= 2) chunks.push_back(std::max(c, ProtoGrain(p)));
+        for (size_t c : chunks) {
+          Config cfg{a, p, nc, c};
+          double t = Duration(coll, nBytes, nranks, cfg, budget);
+          if (t < best.us) best = Best{cfg, t};
+        }
+      }
+    }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Built-in model: latency per pipeline step, per-channel launch/sync cost, per-channel bandwidth saturating at the
+// link bandwidth, and a chunk term (pipeline bubble vs per-step overhead). NCCL's own pick comes from a cruder
+// estimate (no per-channel cost, LL128 underestimated, always the full budget), so it is off at mid sizes.
+class BuiltinModel : public Model {
+ public:
+  bool Valid(int coll, int algo, int proto) const override {
+    if (proto < 0 || proto >= kNumProtos) return false;
+    if (algo == 1) return true;
+    return algo == 0 && coll == kAllReduce;
+  }
+
+  double Duration(int coll, size_t nBytes, int nranks, const Config& cfg, int budget) const override {
+    int nc = std::clamp(cfg.nc > 0 ? cfg.nc : DefaultChannels(nBytes, budget), 1, budget);
+    int p = cfg.proto;
+    double n = std::max(nranks, 2);
+    double steps, moved;
+    Shape(coll, cfg.algo, n, &steps, &moved);
+    double perCh = kPerChBw[p] * (cfg.algo == 0 ? 0.8 : 1.0);
+    double agg = nc * perCh;
+    double bw = 1.0 / std::pow(std::pow(agg, -4) + std::pow(kMaxBw[p], -4), 0.25);  // bytes per µs
+    double bytes = (double)nBytes * moved;
+    double t = kLaunch + steps * kLat[p] + nc * kPerCh[p] + bytes / bw;
+    // Chunking: each channel moves its slice in chunk-sized steps.
+    double slice = (double)nBytes / nc;
+    double chunk = (double)(cfg.chunk ? cfg.chunk : ProtoDefaultChunk(p));
+    double cEff = std::min(chunk, std::max(slice, (double)ProtoGrain(p)));
+    double nSteps = std::ceil(slice / cEff);
+    t += nSteps * kStepCost[p] + kBubble[p] * (n - 1) * cEff / perCh;
+    return t;
+  }
+
+  Config DefaultConfig(int coll, size_t nBytes, int nranks, int budget) const override {
+    float table[kNumAlgos][kNumProtos];
+    CostTable(coll, nBytes, nranks, budget, table);
+    Config best;
+    float bestCost = std::numeric_limits<float>::max();
+    for (int a = 0; a < kNumAlgos; a++)
+      for (int p = 0; p < kNumProtos; p++)
+        if (table[a][p] >= 0 && table[a][p] < bestCost) bestCost = table[a][p], best.algo = a, best.proto = p;
+    best.nc = DefaultChannels(nBytes, budget);
+    return best;
+  }
+
+  void CostTable(int coll, size_t nBytes, int nranks, int budget, float table[kNumAlgos][kNumProtos]) const override {
+    double n = std::max(nranks, 2);
+    for (int a = 0; a < kNumAlgos; a++)
+      for (int p = 0; p < kNumProtos; p++) {
+        table[a][p] = -1.0f;
+        if (!Valid(coll, a, p)) continue;
+        double steps, moved;
+        Shape(coll, a, n, &steps, &moved);
+        int nc = DefaultChannels(nBytes, budget);
+        double bw = std::min(nc * kEstPerChBw[p] * (a == 0 ? 0.8 : 1.0), kMaxBw[p]);
+        table[a][p] = (float)(kLaunch + steps * kLat[p] * (a == 0 ? 1.3 : 1.0) + nBytes * moved / bw);
+      }
+  }
+
+ private:
+  static int DefaultChannels(size_t nBytes, int budget) {
+    // Like NCCL, fewer channels for small messages (one channel per 32 KiB), else the whole budget.
+    return std::clamp((int)(nBytes / 32768), 1, budget);
+  }
+  static void Shape(int coll, int algo, double n, double* steps, double* moved) {
+    switch (coll) {
+      case kAllReduce:
+        *steps = algo == 0 ? 2 * std::ceil(std::log2(n)) : 2 * (n - 1);
+        *moved = 2 * (n - 1) / n;
+        break;
+      case kAllGather:
+      case kReduceScatter:
+        *steps = n - 1;
+        *moved = (n - 1) / n;
+        break;
+      default:
+        *steps = n - 1;
+        *moved = 1;
+    }
+  }
+  static constexpr double kLaunch = 9.0;                          // µs
+  static constexpr double kLat[3] = {0.9, 1.5, 3.2};              // µs per pipeline step
+  static constexpr double kPerCh[3] = {0.15, 1.0, 0.8};           // µs per channel (launch/sync)
+  static constexpr double kStepCost[3] = {0.01, 0.05, 0.3};       // µs per chunk step
+  static constexpr double kBubble[3] = {0.02, 0.05, 0.85};        // pipeline fill, in chunk transfer times per hop
+  static constexpr double kPerChBw[3] = {4000, 24000, 28000};     // bytes/µs per channel
+  static constexpr double kEstPerChBw[3] = {4000, 10500, 28000};  // NCCL's estimate: LL128 underrated
+  static constexpr double kMaxBw[3] = {50000, 330000, 360000};    // bytes/µs aggregate
+};
+
+std::unique_ptr<Model> MakeBuiltinModel() { return std::make_unique<BuiltinModel>(); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Table model: rows `collective config bytes time_us busbw`.
+class TableModel : public Model {
+ public:
+  using Curve = std::map<double, double>;  // bytes -> µs
+  struct CollData {
+    std::map<std::tuple<int, int, int>, Curve> forced;  // (algo, proto, nc)
+    Curve def, def32;
+  };
+  CollData data[kNumColls];
+
+  bool Valid(int coll, int algo, int proto) const override {
+    for (auto& [k, c] : data[coll].forced)
+      if (std::get<0>(k) == algo && std::get<1>(k) == proto) return true;
+    return false;
+  }
+
+  static double Interp(const Curve& c, double b) {
+    if (c.empty()) return std::numeric_limits<double>::quiet_NaN();
+    if (c.size() == 1) return c.begin()->second;
+    auto hi = c.lower_bound(b);
+    if (hi != c.end() && hi->first == b) return hi->second;
+    auto lo = hi;
+    bool below = hi == c.begin(), above = hi == c.end();
+    if (below) {
+      lo = c.begin();
+      hi = std::next(lo);
+    } else if (above) {
+      hi = std::prev(c.end());
+      lo = std::prev(hi);
+    } else {
+      lo = std::prev(hi);
+    }
+    double s = std::log(hi->second / lo->second) / std::log(hi->first / lo->first);
+    if (below) s = std::clamp(s, 0.0, 1.0);
+    if (above) s = std::clamp(s, 0.5, 1.1);
+    return lo->second * std::exp(s * std::log(b / lo->first));
+  }
+
+  double Forced(int coll, size_t nBytes, int algo, int proto, int nc) const {
+    std::vector<std::pair<int, double>> pts;  // (nc, µs at nBytes)
+    for (auto& [k, c] : data[coll].forced)
+      if (std::get<0>(k) == algo && std::get<1>(k) == proto) pts.emplace_back(std::get<2>(k), Interp(c, nBytes));
+    if (pts.empty()) return std::numeric_limits<double>::infinity();
+    std::sort(pts.begin(), pts.end());
+    if (nc >= pts.back().first) return pts.back().second;
+    if (nc <= pts.front().first) {
+      if (pts.size() < 2 || nc == pts.front().first) return pts.front().second;
+      // Fit t = a + b/nc through the two smallest channel counts.
+      double n0 = pts[0].first, n1 = pts[1].first, t0 = pts[0].second, t1 = pts[1].second;
+      double b = (t0 - t1) / (1 / n0 - 1 / n1);
+      if (b <= 0) return t0;
+      return t1 + b * (1.0 / nc - 1 / n1);
+    }
+    for (size_t i = 1; i < pts.size(); i++)
+      if (nc <= pts[i].first) {
+        double f = double(nc - pts[i - 1].first) / (pts[i].first - pts[i - 1].first);
+        return pts[i - 1].second + f * (pts[i].second - pts[i - 1].second);
+      }
+    return pts.back().second;
+  }
+
+  double Duration(int coll, size_t nBytes, int nranks, const Config& cfg, int budget) const override {
+    if (cfg.algo < 0 || !Valid(coll, cfg.algo, cfg.proto)) return DefaultDuration(coll, nBytes, nranks, budget);
+    int nc = std::clamp(cfg.nc > 0 ? cfg.nc : budget, 1, budget);
+    return Forced(coll, nBytes, cfg.algo, cfg.proto, nc);
+  }
+
+  double DefaultDuration(int coll, size_t nBytes, int nranks, int budget) const override {
+    const Curve& c = budget >= 32 && !data[coll].def32.empty() ? data[coll].def32 : data[coll].def;
+    if (!c.empty()) return Interp(c, nBytes);
+    Config d = DefaultConfig(coll, nBytes, nranks, budget);
+    return Forced(coll, nBytes, d.algo, d.proto, d.nc);
+  }
+
+  Config DefaultConfig(int coll, size_t nBytes, int nranks, int budget) const override {
+    // The forced pair whose time at the full budget is closest to the default row: NCCL's likely own pick.
+    const Curve& c = budget >= 32 && !data[coll].def32.empty() ? data[coll].def32 : data[coll].def;
+    double target = c.empty() ? 0 : Interp(c, nBytes);
+    Config best;
+    double bestDiff = std::numeric_limits<double>::infinity();
+    for (int a = 0; a < kNumAlgos; a++)
+      for (int p = 0; p < kNumProtos; p++) {
+        if (!Valid(coll, a, p)) continue;
+        double d = std::fabs(Forced(coll, nBytes, a, p, budget) - target);
+        if (d < bestDiff) bestDiff = d, best.algo = a, best.proto = p;
+      }
+    best.nc = budget;
+    return best;
+  }
+
+  void CostTable(int coll, size_t nBytes, int nranks, int budget, float table[kNumAlgos][kNumProtos]) const override {
+    Config d = DefaultConfig(coll, nBytes, nranks, budget);
+    float lowest = std::numeric_limits<float>::max();
+    for (int a = 0; a < kNumAlgos; a++)
+      for (int p = 0; p < kNumProtos; p++) {
+        table[a][p] = Valid(coll, a, p) ? (float)Forced(coll, nBytes, a, p, budget) : -1.0f;
+        if (table[a][p] >= 0) lowest = std::min(lowest, table[a][p]);
+      }
+    if (d.algo >= 0) table[d.algo][d.proto] = std::max(0.001f, lowest * 0.99f);  // argmin = NCCL's own pick
+  }
+};
+
+std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err) {
+  std::ifstream in(path);
+  if (!in) {
+    *err = "cannot open model file " + path;
+    return nullptr;
+  }
+  auto m = std::make_unique<TableModel>();
+  std::string line;
+  int lineNo = 0, rows = 0;
+  while (std::getline(in, line)) {
+    lineNo++;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string coll, cfg;
+    double bytes, us, busbw;
+    if (!(ls >> coll >> cfg >> bytes >> us >> busbw)) {
+      *err = path + ":" + std::to_string(lineNo) + ": expected `collective config bytes time_us busbw`";
+      return nullptr;
+    }
+    int c = CollFromName(coll);
+    if (c < 0) {
+      *err = path + ":" + std::to_string(lineNo) + ": unknown collective '" + coll + "'";
+      return nullptr;
+    }
+    int a, p, nc;
+    if (cfg == "default") {
+      m->data[c].def[bytes] = us;
+    } else if (cfg == "default_min32") {
+      m->data[c].def32[bytes] = us;
+    } else if (cfg == "default_again") {
+      // run-to-run noise sample; not used by the model
+    } else if (std::sscanf(cfg.c_str(), "a%d.p%d.nc%d", &a, &p, &nc) == 3 && a >= 0 && a < kNumAlgos && p >= 0 &&
+               p < kNumProtos && nc > 0) {
+      m->data[c].forced[{a, p, nc}][bytes] = us;
+    } else {
+      *err = path + ":" + std::to_string(lineNo) + ": unknown config '" + cfg + "'";
+      return nullptr;
+    }
+    rows++;
+  }
+  if (rows == 0) {
+    *err = "model file " + path + " has no rows";
+    return nullptr;
+  }
+  return m;
+}
+
+}  // namespace simnccl

@@ -1,0 +1,126 @@
+// Unit tests of the simnccl time model: known optimum, default's headroom at mid sizes, table loading/interpolation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "model.hpp"
+
+namespace simnccl {
+namespace {
+
+class BuiltinHeadroom : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
+
+TEST_P(BuiltinHeadroom, DefaultIs10To60PercentSlowerAtMidSizes) {
+  auto [coll, bytes] = GetParam();
+  auto m = MakeBuiltinModel();
+  auto best = m->Exhaustive(coll, bytes, 4, 24, false);
+  double ratio = m->DefaultDuration(coll, bytes, 4, 24) / best.us;
+  EXPECT_GE(ratio, 1.05) << CollName(coll) << " " << bytes;
+  EXPECT_LE(ratio, 1.65) << CollName(coll) << " " << bytes;
+  EXPECT_GE(best.cfg.algo, 0) << "a forced config beats the default at mid sizes";
+}
+INSTANTIATE_TEST_SUITE_P(MidSizes, BuiltinHeadroom,
+                         ::testing::Combine(::testing::Values(kAllReduce, kAllGather, kReduceScatter, kBroadcast),
+                                            ::testing::Values(1u << 20, 4u << 20, 16u << 20, 64u << 20)));
+
+TEST(BuiltinModel, DefaultCloseToBestAtExtremes) {
+  auto m = MakeBuiltinModel();
+  for (int c : {kAllReduce, kAllGather, kReduceScatter}) {
+    size_t big = 1ull << 30;
+    EXPECT_LE(m->DefaultDuration(c, big, 4, 24) / m->Exhaustive(c, big, 4, 24, false).us, 1.05) << CollName(c);
+  }
+}
+
+TEST(BuiltinModel, MidSizeChannelOptimumIsNotTheBudget) {
+  auto m = MakeBuiltinModel();
+  auto best = m->Exhaustive(kAllGather, 1 << 20, 4, 24, false);
+  EXPECT_LT(best.cfg.nc, 24);
+  EXPECT_GT(best.cfg.nc, 1);
+}
+
+TEST(BuiltinModel, WinnerChangesWithSize) {
+  auto m = MakeBuiltinModel();
+  EXPECT_EQ(m->Exhaustive(kAllGather, 16384, 4, 24, false).cfg.proto, 0);    // LL small
+  EXPECT_EQ(m->Exhaustive(kAllGather, 4 << 20, 4, 24, false).cfg.proto, 1);  // LL128 mid
+  auto large = m->Exhaustive(kAllGather, 1ull << 30, 4, 24, false);
+  EXPECT_TRUE(large.cfg.algo < 0 || large.cfg.proto == 2);                // Simple large
+  EXPECT_EQ(m->Exhaustive(kAllReduce, 65536, 4, 24, false).cfg.algo, 0);  // Tree small allreduce
+}
+
+TEST(BuiltinModel, ChunkMattersAndInteractsWithChannels) {
+  auto m = MakeBuiltinModel();
+  auto noChunk = m->Exhaustive(kAllReduce, 64 << 20, 4, 24, false);
+  auto withChunk = m->Exhaustive(kAllReduce, 64 << 20, 4, 24, true);
+  EXPECT_LT(withChunk.us, noChunk.us * 0.99);
+  Config small{1, 2, 4, 65536}, many{1, 2, 24, 65536};
+  double gain4 =
+      m->Duration(kAllReduce, 64 << 20, 4, Config{1, 2, 4, 0}, 24) - m->Duration(kAllReduce, 64 << 20, 4, small, 24);
+  double gain24 =
+      m->Duration(kAllReduce, 64 << 20, 4, Config{1, 2, 24, 0}, 24) - m->Duration(kAllReduce, 64 << 20, 4, many, 24);
+  EXPECT_NE(std::round(gain4), std::round(gain24));
+}
+
+TEST(BuiltinModel, CostTableMarksInvalidAndPicksDefault) {
+  auto m = MakeBuiltinModel();
+  float t[kNumAlgos][kNumProtos];
+  m->CostTable(kAllGather, 1 << 20, 4, 24, t);
+  for (int a = 0; a < kNumAlgos; a++)
+    for (int p = 0; p < kNumProtos; p++) EXPECT_EQ(t[a][p] >= 0, a == 1) << a << "," << p;
+  m->CostTable(kAllReduce, 1 << 20, 4, 24, t);
+  EXPECT_GE(t[0][2], 0);
+  EXPECT_EQ(t[2][0], -1.0f);
+}
+
+TEST(Noise, ReproducibleAndSpread) {
+  EXPECT_EQ(NoiseFactor(1, 2, 3, 0.04), NoiseFactor(1, 2, 3, 0.04));
+  double s = 0, s2 = 0;
+  int n = 20000;
+  for (int i = 0; i < n; i++) {
+    double f = NoiseFactor(1, 7, i, 0.04);
+    s += f, s2 += f * f;
+  }
+  double mean = s / n, sd = std::sqrt(s2 / n - mean * mean);
+  EXPECT_NEAR(mean, 1.0, 0.02);
+  EXPECT_GT(sd, 0.03);
+}
+
+TEST(TableModel, LoadsAndInterpolatesTheReferenceFile) {
+  const char* path = SIMNCCL_DATA_FILE;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "reference data not found: " << path;
+  std::string err;
+  auto m = LoadTableModel(path, &err);
+  ASSERT_NE(m, nullptr) << err;
+  EXPECT_TRUE(m->Valid(kAllReduce, 0, 2));
+  EXPECT_FALSE(m->Valid(kAllGather, 0, 2));  // Tree rows exist only for all_reduce
+  EXPECT_NEAR(m->DefaultDuration(kAllReduce, 4194304, 4, 24), 42.70, 1e-6);
+  EXPECT_NEAR(m->DefaultDuration(kAllReduce, 4194304, 4, 32), 35.83, 1e-6);
+  EXPECT_NEAR(m->Duration(kAllGather, 268435456, 4, Config{1, 2, 24, 0}, 32), 658.53, 1e-6);
+  // Between sizes: log-log, strictly between the neighbours.
+  double mid = m->Duration(kAllGather, 8388608, 4, Config{1, 2, 24, 0}, 32);
+  EXPECT_GT(mid, 37.08);
+  EXPECT_LT(mid, 66.10);
+  // Between channel counts (16 and 24) and beyond the budget (clamped).
+  double nc20 = m->Duration(kAllGather, 67108864, 4, Config{1, 2, 20, 0}, 32);
+  double nc16 = m->Duration(kAllGather, 67108864, 4, Config{1, 2, 16, 0}, 32);
+  double nc24 = m->Duration(kAllGather, 67108864, 4, Config{1, 2, 24, 0}, 32);
+  EXPECT_LE(std::min(nc16, nc24), nc20);
+  EXPECT_GE(std::max(nc16, nc24), nc20);
+  EXPECT_EQ(m->Duration(kAllGather, 67108864, 4, Config{1, 2, 32, 0}, 24), nc24);
+  // Below the smallest channel count: slower than nc2.
+  EXPECT_GT(m->Duration(kAllGather, 67108864, 4, Config{1, 2, 1, 0}, 24),
+            m->Duration(kAllGather, 67108864, 4, Config{1, 2, 2, 0}, 24));
+  float t[kNumAlgos][kNumProtos];
+  m->CostTable(kAllGather, 1 << 20, 4, 24, t);
+  for (int a = 0; a < kNumAlgos; a++)
+    for (int p = 0; p < kNumProtos; p++) EXPECT_EQ(t[a][p] >= 0, a == 1) << a << "," << p;
+}
+
+TEST(TableModel, RejectsBadFiles) {
+  std::string err;
+  EXPECT_EQ(LoadTableModel("/nonexistent/file.txt", &err), nullptr);
+  EXPECT_FALSE(err.empty());
+}
+
+}  // namespace
+}  // namespace simnccl

@@ -1,0 +1,1247 @@
+// simnccl: a stand-in libnccl.so.2 for N processes on one host (DESIGN.md §8). Ranks are processes sharing a POSIX
+// shared-memory segment per communicator; collectives run synchronously on the host with real data movement
+// (through bounded staging), tuner plugins are loaded and called as NCCL 2.28/2.30 does, time is virtual (model.hpp)
+// and every collective's chosen configuration is compared across ranks.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <nccl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+#include "tuner_abi.h"
+
+namespace {
+
+constexpr int kMaxRanks = 64;
+constexpr uint32_t kMagic = 0x51ec1a55;
+
+// ------------------------------------------------------------------------------------------------ settings
+struct Settings {
+  int version = 22809;
+  double timeoutS = 120;
+  enum { kFirst, kAlways, kNever } move = kFirst;
+  int channels = 24;
+  double noise = 0.04;
+  unsigned long long seed = 1;
+  size_t stageBytes = 2 << 20;
+  std::string trace, modelFile;
+
+  static const char* Get(const char* n) { return std::getenv(n); }
+  Settings() {
+    if (auto v = Get("SIMNCCL_VERSION")) version = std::atoi(v);
+    if (auto v = Get("SIMNCCL_TIMEOUT_S")) timeoutS = std::atof(v);
+    if (auto v = Get("SIMNCCL_MOVE_DATA")) {
+      std::string s = v;
+      if (s == "first")
+        move = kFirst;
+      else if (s == "always")
+        move = kAlways;
+      else if (s == "never")
+        move = kNever;
+      else
+        std::fprintf(stderr, "simnccl: WARN SIMNCCL_MOVE_DATA=%s invalid (first|always|never); using first\n", v);
+    }
+    if (auto v = Get("SIMNCCL_CHANNELS")) channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels);
+    if (auto v = Get("SIMNCCL_NOISE")) {
+      noise = std::atof(v);
+      if (noise < 0.03) {
+        std::fprintf(stderr, "simnccl: WARN SIMNCCL_NOISE=%s below the 0.03 minimum; using 0.03\n", v);
+        noise = 0.03;
+      }
+    }
+    if (auto v = Get("SIMNCCL_SEED")) seed = std::strtoull(v, nullptr, 10);
+    if (auto v = Get("SIMNCCL_STAGE_BYTES")) stageBytes = std::max<size_t>(4096, std::strtoull(v, nullptr, 10));
+    stageBytes = (stageBytes + 4095) / 4096 * 4096;
+    if (auto v = Get("SIMNCCL_TRACE")) trace = v;
+    if (auto v = Get("SIMNCCL_MODEL_FILE")) modelFile = v;
+  }
+};
+
+// ------------------------------------------------------------------------------------------------ shared segment
+struct Record {
+  uint64_t seq, count;
+  int32_t coll, dtype, op, root, algo, proto, nc, nChunks;
+  uint64_t chunks[simnccl::kMaxChannels];
+  bool operator==(const Record& o) const {
+    return seq == o.seq && count == o.count && coll == o.coll && dtype == o.dtype && op == o.op && root == o.root &&
+           algo == o.algo && proto == o.proto && nc == o.nc && nChunks == o.nChunks &&
+           std::equal(chunks, chunks + nChunks, o.chunks);
+  }
+};
+struct alignas(64) Slot {
+  Record rec;
+  double clock;
+  int32_t move, color, key;
+  int64_t pid;
+};
+struct alignas(64) Mbox {
+  std::atomic<uint64_t> sent, acked;
+  uint64_t bytes;
+  double clock;
+};
+struct Header {
+  std::atomic<uint32_t> ready;
+  uint32_t magic;
+  int32_t nranks;
+  uint64_t stageBytes, mboxBytes;
+  std::atomic<int32_t> registered, released, abortCode;
+  alignas(64) std::atomic<uint64_t> barrier;
+  Slot slots[kMaxRanks];
+};
+size_t MboxOffset() { return (sizeof(Header) + 4095) / 4096 * 4096; }
+size_t StageOffset(int n) { return (MboxOffset() + sizeof(Mbox) * n * n + 4095) / 4096 * 4096; }
+size_t MboxDataOffset(int n, size_t stage) { return StageOffset(n) + stage * n; }
+size_t SegmentBytes(int n, size_t stage, size_t mbox) { return MboxDataOffset(n, stage) + mbox * n * n; }
+
+// ------------------------------------------------------------------------------------------------ runtime
+struct TunerPlugin {
+  int version = 0;  // 4, 5 or 6
+  void* lib = nullptr;
+  const char* name = "";
+  ncclTuner_v4_t* v4 = nullptr;
+  ncclTuner_v5_t* v5 = nullptr;
+  ncclTuner_v6_t* v6 = nullptr;
+};
+
+void TunerLog(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
+  if (level > NCCL_LOG_WARN && !std::getenv("SIMNCCL_DEBUG")) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::fprintf(stderr, "simnccl: tuner %s:%d: ", file ? file : "?", line);
+  std::vfprintf(stderr, fmt, ap);
+  std::fprintf(stderr, "\n");
+  va_end(ap);
+}
+
+// The one per-process runtime object.
+struct Runtime {
+  Settings env;
+  std::unique_ptr<simnccl::Model> model;
+  std::mutex mu;
+  bool tunerLoaded = false;
+  TunerPlugin tuner;
+  FILE* trace = nullptr;
+  std::atomic<long long> movedCalls{0}, mismatches{0};
+  double clockUs = 0;
+  std::vector<std::pair<ncclDataType_t, double>> preMul;  // index = op - ncclNumOps
+  std::vector<const void*> preMulDevPtr;
+
+  Runtime() {
+    if (!env.modelFile.empty()) {
+      std::string err;
+      model = simnccl::LoadTableModel(env.modelFile, &err);
+      if (!model) {
+        std::fprintf(stderr, "simnccl: SIMNCCL_MODEL_FILE: %s\n", err.c_str());
+        std::exit(2);
+      }
+    } else {
+      model = simnccl::MakeBuiltinModel();
+    }
+    if (!env.trace.empty()) trace = std::fopen(env.trace.c_str(), "a");
+  }
+
+  void LoadTunerOnce() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (tunerLoaded) return;
+    tunerLoaded = true;
+    const char* name = std::getenv("NCCL_TUNER_PLUGIN");
+    if (name && strcasecmp(name, "none") == 0) return;
+    void* lib = nullptr;
+    std::string tried;
+    if (!name) {
+      lib = dlopen("libnccl-tuner.so", RTLD_NOW | RTLD_LOCAL);
+    } else {
+      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      tried = name;
+      if (!lib) {
+        std::string alt = std::string("libnccl-tuner-") + name + ".so";
+        lib = dlopen(alt.c_str(), RTLD_NOW | RTLD_LOCAL);
+        tried += " or " + alt;
+      }
+      if (!lib) std::fprintf(stderr, "simnccl: WARN NCCL_TUNER_PLUGIN: could not load %s; no tuner\n", tried.c_str());
+    }
+    if (!lib) return;
+    if (env.version >= 23000) tuner.v6 = (ncclTuner_v6_t*)dlsym(lib, "ncclTunerPlugin_v6");
+    if (tuner.v6) {
+      tuner.version = 6, tuner.name = tuner.v6->name;
+    } else if ((tuner.v5 = (ncclTuner_v5_t*)dlsym(lib, "ncclTunerPlugin_v5"))) {
+      tuner.version = 5, tuner.name = tuner.v5->name;
+    } else if ((tuner.v4 = (ncclTuner_v4_t*)dlsym(lib, "ncclTunerPlugin_v4"))) {
+      tuner.version = 4, tuner.name = tuner.v4->name;
+    } else {
+      if (name) std::fprintf(stderr, "simnccl: WARN tuner plugin %s exports no supported symbol\n", name);
+      dlclose(lib);
+      return;
+    }
+    tuner.lib = lib;
+    if (std::getenv("SIMNCCL_DEBUG"))
+      std::fprintf(stderr, "simnccl: loaded tuner plugin %s (v%d)\n", tuner.name, tuner.version);
+  }
+
+  void Trace(const char* fmt, ...) {
+    if (!trace) return;
+    std::lock_guard<std::mutex> lock(mu);
+    va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(trace, "%d %ld ", (int)getpid(), (long)syscall(SYS_gettid));
+    std::vfprintf(trace, fmt, ap);
+    std::fputc('\n', trace);
+    std::fflush(trace);
+    va_end(ap);
+  }
+};
+
+Runtime& RT() {
+  static Runtime* rt = new Runtime();  // never destroyed: comms may be torn down from atexit handlers
+  return *rt;
+}
+
+thread_local std::string tLastError;
+ncclResult_t Fail(ncclResult_t rc, const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  tLastError = buf;
+  std::fprintf(stderr, "simnccl: WARN %s\n", buf);
+  return rc;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------ communicator
+struct ncclComm {
+  std::string name;
+  Header* hdr = nullptr;
+  size_t mapBytes = 0;
+  int rank = 0, nranks = 0, budget = 24;
+  uint64_t hash = 0, barrierGen = 0, seq = 0;
+  int splitCount = 0;
+  void* tunerCtx = nullptr;
+  std::set<uint64_t> seenKeys;
+  std::vector<uint64_t> sendCount, recvCount;  // per peer, for mailbox matching
+
+  char* Stage(int r) const { return (char*)hdr + StageOffset(nranks) + hdr->stageBytes * r; }
+  Mbox& Box(int src, int dst) const { return ((Mbox*)((char*)hdr + MboxOffset()))[src * nranks + dst]; }
+  char* BoxData(int src, int dst) const {
+    return (char*)hdr + MboxDataOffset(nranks, hdr->stageBytes) + hdr->mboxBytes * (src * nranks + dst);
+  }
+};
+
+namespace {
+
+// Waits for pred() with sched_yield, then short sleeps; exits loudly on abort or timeout (never hangs silently).
+void WaitFor(ncclComm* comm, uint64_t op, const std::function<bool()>& pred) {
+  auto start = std::chrono::steady_clock::now();
+  for (long spins = 0;; spins++) {
+    if (pred()) return;
+    int code = comm->hdr->abortCode.load(std::memory_order_acquire);
+    if (code != 0) {
+      std::fflush(stdout);
+      std::fflush(stderr);
+      if (comm->rank != 0) usleep(200000);  // let rank 0 finish its report first
+      _exit(code);
+    }
+    if (spins < 200) {
+      sched_yield();
+      continue;
+    }
+    struct timespec ts = {0, spins < 20000 ? 20000 : 200000};
+    nanosleep(&ts, nullptr);
+    if ((spins & 63) == 0) {
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (waited > RT().env.timeoutS) {
+        std::fprintf(stderr, "simnccl: HANG rank %d comm %s op %llu waited %.0f s\n", comm->rank, comm->name.c_str(),
+                     (unsigned long long)op, waited);
+        std::fflush(stderr);
+        comm->hdr->abortCode.store(4);
+        _exit(4);
+      }
+    }
+  }
+}
+
+void Barrier(ncclComm* comm, uint64_t op) {
+  uint64_t target = ++comm->barrierGen * comm->nranks;
+  comm->hdr->barrier.fetch_add(1, std::memory_order_acq_rel);
+  WaitFor(comm, op, [&] { return comm->hdr->barrier.load(std::memory_order_acquire) >= target; });
+}
+
+uint64_t Fnv(const void* p, size_t n, uint64_t h = 1469598103934665603ULL) {
+  for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char*)p)[i]) * 1099511628211ULL;
+  return h;
+}
+
+ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int rank, const ncclConfig_t* config) {
+  if (nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks)
+    return Fail(ncclInvalidArgument, "ncclCommInitRank: invalid nranks %d / rank %d (max %d ranks)", nranks, rank,
+                kMaxRanks);
+  Runtime& rt = RT();
+  rt.LoadTunerOnce();
+  size_t stage = rt.env.stageBytes;
+  size_t mbox = std::max<size_t>(16384, std::min<size_t>(262144, (16u << 20) / (nranks * nranks))) / 4096 * 4096;
+  size_t bytes = SegmentBytes(nranks, stage, mbox);
+  std::string shmName = "/" + name;
+  bool creator = true;
+  int fd = shm_open(shmName.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    creator = false;
+    fd = shm_open(shmName.c_str(), O_RDWR, 0600);
+  }
+  if (fd < 0) return Fail(ncclSystemError, "shm_open(%s) failed: %s", shmName.c_str(), std::strerror(errno));
+  if (creator) {
+    if (ftruncate(fd, bytes) != 0) {
+      close(fd);
+      return Fail(ncclSystemError, "ftruncate(%s, %zu) failed: %s", shmName.c_str(), bytes, std::strerror(errno));
+    }
+  } else {
+    auto t0 = std::chrono::steady_clock::now();
+    struct stat st;
+    while (fstat(fd, &st) == 0 && (size_t)st.st_size < bytes) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(30)) {
+        close(fd);
+        return Fail(ncclSystemError, "segment %s never reached its size (nranks differ between ranks?)",
+                    shmName.c_str());
+      }
+      usleep(1000);
+    }
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return Fail(ncclSystemError, "mmap(%s) failed: %s", shmName.c_str(), std::strerror(errno));
+  Header* hdr = (Header*)p;
+  if (creator) {
+    hdr->magic = kMagic;
+    hdr->nranks = nranks;
+    hdr->stageBytes = stage;
+    hdr->mboxBytes = mbox;
+    hdr->ready.store(1, std::memory_order_release);
+  }
+  auto comm = new ncclComm();
+  comm->name = name;
+  comm->hdr = hdr;
+  comm->mapBytes = bytes;
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->hash = Fnv(name.data(), name.size());
+  comm->sendCount.assign(nranks, 0);
+  comm->recvCount.assign(nranks, 0);
+  WaitFor(comm, 0, [&] { return hdr->ready.load(std::memory_order_acquire) == 1; });
+  if (hdr->magic != kMagic || hdr->nranks != nranks || hdr->stageBytes != stage) {
+    munmap(p, bytes);
+    delete comm;
+    return Fail(ncclInvalidUsage, "communicator %s: ranks disagree on nranks or SIMNCCL_STAGE_BYTES", name.c_str());
+  }
+  hdr->slots[rank].pid = getpid();
+  hdr->registered.fetch_add(1, std::memory_order_acq_rel);
+  WaitFor(comm, 0, [&] { return hdr->registered.load(std::memory_order_acquire) >= nranks; });
+  if (rank == 0) shm_unlink(shmName.c_str());  // everyone has it mapped: no leak even if the run crashes later
+
+  // Channel budget as NCCL derives it: SIMNCCL_CHANNELS stands for the machine's default, min raises, max caps.
+  int budget = rt.env.channels;
+  int minC = 0, maxC = 0;
+  if (auto v = std::getenv("NCCL_MIN_NCHANNELS")) minC = std::atoi(v);
+  if (auto v = std::getenv("NCCL_MAX_NCHANNELS")) maxC = std::atoi(v);
+  if (config && config->minCTAs != NCCL_CONFIG_UNDEF_INT) minC = config->minCTAs;
+  if (config && config->maxCTAs != NCCL_CONFIG_UNDEF_INT) maxC = config->maxCTAs;
+  if (minC > 0) budget = std::max(budget, std::min(minC, simnccl::kMaxChannels));
+  if (maxC > 0) budget = std::min(budget, maxC);
+  comm->budget = std::clamp(budget, 1, simnccl::kMaxChannels);
+
+  TunerPlugin& t = rt.tuner;
+  ncclResult_t rc = ncclSuccess;
+  if (t.version == 6) {
+    ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
+    ncclTunerConstants_v5_t consts{};
+    rc = t.v6->init(&comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+  } else if (t.version == 5) {
+    ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
+    ncclTunerConstants_v5_t consts{};
+    rc = t.v5->init(&comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+  } else if (t.version == 4) {
+    rc = t.v4->init(nranks, 1, TunerLog, &comm->tunerCtx);
+  }
+  if (rc != ncclSuccess) return Fail(rc, "tuner plugin %s init failed (%d)", t.name, (int)rc);
+  *out = comm;
+  return ncclSuccess;
+}
+
+void Release(ncclComm* comm, bool callFinalize) {
+  if (!comm) return;
+  TunerPlugin& t = RT().tuner;
+  if (callFinalize && comm->tunerCtx) {
+    if (t.version == 6) t.v6->finalize(comm->tunerCtx);
+    if (t.version == 5) t.v5->finalize(comm->tunerCtx);
+    if (t.version == 4) t.v4->destroy(comm->tunerCtx);
+  }
+  comm->hdr->released.fetch_add(1);
+  munmap(comm->hdr, comm->mapBytes);
+  delete comm;
+}
+
+// ------------------------------------------------------------------------------------------------ data types
+float HalfToFloat(uint16_t h) {
+  uint32_t s = (h >> 15) & 1, e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0 ? std::ldexp((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024.0f + m, e - 25);
+  return s ? -v : v;
+}
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t s = (x >> 16) & 0x8000;
+  if (std::isnan(f)) return s | 0x7e00;
+  float a = std::fabs(f);
+  if (a >= 65520.0f) return s | 0x7c00;
+  if (a < std::ldexp(1.0f, -14)) return s | (uint16_t)std::nearbyint(a * std::ldexp(1.0f, 24));
+  int e;
+  float m = std::frexp(a, &e);                            // a = m * 2^e, m in [0.5,1)
+  uint32_t mant = (uint32_t)std::nearbyint(m * 2048.0f);  // 11 bits incl. implicit
+  if (mant == 2048) mant = 1024, e++;
+  return s | (uint16_t)(((e + 14) << 10) | (mant - 1024));
+}
+float Bf16ToFloat(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+uint16_t FloatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (std::isnan(f)) return 0x7fc0;
+  x += 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+float Fp8ToFloat(uint8_t v, bool e4m3) {
+  int s = v >> 7, eb = e4m3 ? 4 : 5, mb = 7 - eb, bias = e4m3 ? 7 : 15;
+  int e = (v >> mb) & ((1 << eb) - 1), m = v & ((1 << mb) - 1);
+  float r;
+  if (e4m3 && e == 15 && m == 7)
+    r = NAN;
+  else if (!e4m3 && e == 31)
+    r = m ? NAN : INFINITY;
+  else if (e == 0)
+    r = std::ldexp((float)m, 1 - bias - mb);
+  else
+    r = std::ldexp((float)((1 << mb) + m), e - bias - mb);
+  return s ? -r : r;
+}
+uint8_t FloatToFp8(float f, bool e4m3) {  // nearest finite value (saturating); rare type, so a plain search
+  uint8_t best = 0;
+  float bestD = INFINITY;
+  for (int v = 0; v < 256; v++) {
+    float g = Fp8ToFloat((uint8_t)v, e4m3);
+    if (!std::isfinite(g)) continue;
+    float d = std::fabs(g - f);
+    if (d < bestD) bestD = d, best = (uint8_t)v;
+  }
+  return best;
+}
+
+size_t TypeSize(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// Loads/stores element i of a buffer of type t as a double (exact for all integer values ccltune tests use).
+double Load(ncclDataType_t t, const void* p, size_t i) {
+  switch (t) {
+    case ncclInt8:
+      return ((const int8_t*)p)[i];
+    case ncclUint8:
+      return ((const uint8_t*)p)[i];
+    case ncclInt32:
+      return ((const int32_t*)p)[i];
+    case ncclUint32:
+      return ((const uint32_t*)p)[i];
+    case ncclInt64:
+      return (double)((const int64_t*)p)[i];
+    case ncclUint64:
+      return (double)((const uint64_t*)p)[i];
+    case ncclFloat16:
+      return HalfToFloat(((const uint16_t*)p)[i]);
+    case ncclBfloat16:
+      return Bf16ToFloat(((const uint16_t*)p)[i]);
+    case ncclFloat8e4m3:
+      return Fp8ToFloat(((const uint8_t*)p)[i], true);
+    case ncclFloat8e5m2:
+      return Fp8ToFloat(((const uint8_t*)p)[i], false);
+    case ncclFloat32:
+      return ((const float*)p)[i];
+    default:
+      return ((const double*)p)[i];
+  }
+}
+void Store(ncclDataType_t t, void* p, size_t i, double v) {
+  switch (t) {
+    case ncclInt8:
+      ((int8_t*)p)[i] = (int8_t)(int64_t)v;
+      break;
+    case ncclUint8:
+      ((uint8_t*)p)[i] = (uint8_t)(int64_t)v;
+      break;
+    case ncclInt32:
+      ((int32_t*)p)[i] = (int32_t)(int64_t)v;
+      break;
+    case ncclUint32:
+      ((uint32_t*)p)[i] = (uint32_t)(int64_t)v;
+      break;
+    case ncclInt64:
+      ((int64_t*)p)[i] = (int64_t)v;
+      break;
+    case ncclUint64:
+      ((uint64_t*)p)[i] = (uint64_t)v;
+      break;
+    case ncclFloat16:
+      ((uint16_t*)p)[i] = FloatToHalf((float)v);
+      break;
+    case ncclBfloat16:
+      ((uint16_t*)p)[i] = FloatToBf16((float)v);
+      break;
+    case ncclFloat8e4m3:
+      ((uint8_t*)p)[i] = FloatToFp8((float)v, true);
+      break;
+    case ncclFloat8e5m2:
+      ((uint8_t*)p)[i] = FloatToFp8((float)v, false);
+      break;
+    case ncclFloat32:
+      ((float*)p)[i] = (float)v;
+      break;
+    default:
+      ((double*)p)[i] = v;
+  }
+}
+bool IsInt(ncclDataType_t t) { return t <= ncclUint64; }
+
+// dst[i] = op over srcs[k][i]; 16-bit and 8-bit floats reduce in float, like NCCL's device code.
+void Reduce(ncclDataType_t t, ncclRedOp_t op, void* dst, const std::vector<const char*>& srcs, size_t count) {
+  if (t == ncclFloat32 && op == ncclSum) {  // fast path for the common case
+    for (size_t i = 0; i < count; i++) {
+      float acc = 0;
+      for (auto s : srcs) acc += ((const float*)s)[i];
+      ((float*)dst)[i] = acc;
+    }
+    return;
+  }
+  if ((t == ncclUint64 || t == ncclInt64) && op < ncclNumOps) {
+    // 64-bit integers reduce exactly (a double holds only 53 bits: ccltune's sync payloads need all 64).
+    auto reduce64 = [&](auto tag) {
+      using T = decltype(tag);
+      for (size_t i = 0; i < count; i++) {
+        T acc = ((const T*)srcs[0])[i];
+        for (size_t k = 1; k < srcs.size(); k++) {
+          T v = ((const T*)srcs[k])[i];
+          switch (op) {
+            case ncclProd:
+              acc *= v;
+              break;
+            case ncclMax:
+              acc = std::max(acc, v);
+              break;
+            case ncclMin:
+              acc = std::min(acc, v);
+              break;
+            default:
+              acc += v;
+          }
+        }
+        if (op == ncclAvg) acc /= static_cast<T>(srcs.size());
+        ((T*)dst)[i] = acc;
+      }
+    };
+    if (t == ncclUint64) {
+      reduce64(uint64_t{});
+    } else {
+      reduce64(int64_t{});
+    }
+    return;
+  }
+  bool narrowFloat = t == ncclFloat16 || t == ncclBfloat16 || t >= ncclFloat8e4m3;
+  for (size_t i = 0; i < count; i++) {
+    double acc = Load(t, srcs[0], i);
+    for (size_t k = 1; k < srcs.size(); k++) {
+      double v = Load(t, srcs[k], i);
+      switch (op) {
+        case ncclProd:
+          acc *= v;
+          break;
+        case ncclMax:
+          acc = std::max(acc, v);
+          break;
+        case ncclMin:
+          acc = std::min(acc, v);
+          break;
+        default:
+          acc += v;  // sum, avg, premulsum (already scaled)
+      }
+      if (narrowFloat) acc = (float)acc;
+    }
+    if (op == ncclAvg) acc = IsInt(t) ? (double)((int64_t)acc / (int64_t)srcs.size()) : acc / srcs.size();
+    Store(t, dst, i, acc);
+  }
+}
+
+// Copies `count` elements to the staging slot, applying this rank's PreMulSum scalar if op is one.
+void CopyIn(char* stage, const char* src, size_t count, ncclDataType_t t, ncclRedOp_t op) {
+  if (op < ncclNumOps) {
+    std::memcpy(stage, src, count * TypeSize(t));
+    return;
+  }
+  Runtime& rt = RT();
+  size_t idx = op - ncclNumOps;
+  double s = rt.preMul[idx].second;
+  if (rt.preMulDevPtr[idx]) s = Load(rt.preMul[idx].first, rt.preMulDevPtr[idx], 0);
+  for (size_t i = 0; i < count; i++) Store(t, stage, i, Load(t, src, i) * s);
+}
+
+// ------------------------------------------------------------------------------------------------ tasks
+enum TaskKind { kColl, kSend, kRecv };
+struct Task {
+  TaskKind kind = kColl;
+  int coll = 0;  // simnccl::Coll
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  ncclDataType_t dtype = ncclFloat32;
+  ncclRedOp_t op = ncclSum;
+  int root = 0, peer = 0;
+  ncclComm* comm = nullptr;
+  // Filled by the tuning step.
+  simnccl::Config cfg;
+  std::vector<uint64_t> chunks;
+  double durUs = 0;
+  size_t traffic = 0;
+};
+
+thread_local int tGroupDepth = 0;
+thread_local std::vector<Task> tGroupTasks;
+thread_local bool tMoveNext = false;
+
+size_t NBytes(const Task& t) {  // NCCL's nBytes handed to the tuner
+  size_t b = t.count * TypeSize(t.dtype);
+  return t.coll == simnccl::kAllGather || t.coll == simnccl::kReduceScatter ? b * t.comm->nranks : b;
+}
+size_t Traffic(const Task& t) {
+  size_t b = t.count * TypeSize(t.dtype);
+  if (t.coll == simnccl::kAllReduce) return 2 * b;
+  if (t.coll == simnccl::kAllGather || t.coll == simnccl::kReduceScatter) return b * t.comm->nranks;
+  return b;
+}
+
+// One tuning decision for a bin, exactly where NCCL makes it: cost table, getCollInfo, nChannels, getChunkSize.
+ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, simnccl::Config* cfg,
+                    std::vector<uint64_t>* chunks, double* durUs) {
+  Runtime& rt = RT();
+  const simnccl::Model& m = *rt.model;
+  float table[simnccl::kNumAlgos][simnccl::kNumProtos], orig[simnccl::kNumAlgos][simnccl::kNumProtos];
+  m.CostTable(coll, nBytes, comm->nranks, comm->budget, table);
+  std::memcpy(orig, table, sizeof table);
+  simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
+  *cfg = def;
+  chunks->assign(1, simnccl::ProtoDefaultChunk(def.proto));
+  TunerPlugin& t = rt.tuner;
+  if (t.version == 0 || !comm->tunerCtx) {
+    *durUs = m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
+    return ncclSuccess;
+  }
+  int nChannels = 0;
+  ncclResult_t rc;
+  auto fn = t.version == 6 ? t.v6->getCollInfo : t.version == 5 ? t.v5->getCollInfo : t.v4->getCollInfo;
+  rc = fn(comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table, simnccl::kNumAlgos, simnccl::kNumProtos,
+          0, &nChannels);
+  unsigned validMask = 0;
+  for (int a = 0; a < simnccl::kNumAlgos; a++)
+    for (int p = 0; p < simnccl::kNumProtos; p++)
+      if (orig[a][p] >= 0) validMask |= 1u << (a * simnccl::kNumProtos + p);
+  if (rc != ncclSuccess) {
+    rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> error %d", coll, nBytes, numPipeOps, validMask,
+             (int)rc);
+    return Fail(rc, "tuner getCollInfo returned %d: the collective fails, as in NCCL", (int)rc);
+  }
+  bool overridden = std::memcmp(orig, table, sizeof table) != 0 || nChannels != 0;
+  float best = INFINITY;
+  for (int a = 0; a < simnccl::kNumAlgos; a++)
+    for (int p = 0; p < simnccl::kNumProtos; p++)
+      if (table[a][p] >= 0 && table[a][p] < best) best = table[a][p], cfg->algo = a, cfg->proto = p;
+  cfg->nc = nChannels > 0 ? std::min(nChannels, comm->budget) : def.nc;
+  size_t defChunk = simnccl::ProtoDefaultChunk(cfg->proto);
+  chunks->assign(1, defChunk);
+  rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> algo %d proto %d nChannels %d (ran %d)", coll,
+           nBytes, numPipeOps, validMask, cfg->algo, cfg->proto, nChannels, cfg->nc);
+  if (t.version == 6 && t.v6->getChunkSize) {
+    chunks->clear();
+    for (int s = 0; s < cfg->nc; s++) {
+      size_t slice = nBytes / cfg->nc + ((size_t)s < nBytes % cfg->nc ? 1 : 0);
+      size_t chunk = defChunk;
+      rc = t.v6->getChunkSize(comm->tunerCtx, (ncclFunc_t)coll, slice, cfg->algo, cfg->proto, 1, &chunk);
+      if (rc != ncclSuccess) return Fail(rc, "tuner getChunkSize returned %d: the collective fails", (int)rc);
+      chunk = std::min(chunk, simnccl::ProtoMaxChunk(cfg->proto));
+      rt.Trace("getChunkSize func %d nBytes %zu algo %d proto %d nChannels 1 -> chunk %zu", coll, slice, cfg->algo,
+               cfg->proto, chunk);
+      if (chunk < simnccl::ProtoGrain(cfg->proto)) {
+        std::fprintf(stderr,
+                     "simnccl: ERROR tuner chunk size %zu is below protocol %d's grain %zu: real NCCL would divide "
+                     "by zero here\n",
+                     chunk, cfg->proto, simnccl::ProtoGrain(cfg->proto));
+        return Fail(ncclInternalError, "tuner chunk size %zu below grain", chunk);
+      }
+      if (chunk != defChunk) overridden = true;
+      chunks->push_back(chunk);
+    }
+  }
+  cfg->chunk = chunks->empty() ? 0 : (*chunks)[0];
+  *durUs = overridden ? m.Duration(coll, nBytes, comm->nranks, *cfg, comm->budget)
+                      : m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
+  return ncclSuccess;
+}
+
+std::string Describe(const Record& r) {
+  char b[256];
+  int n = std::snprintf(b, sizeof b, "coll %s dtype %d op %d count %llu root %d algo %d proto %d nc %d chunk",
+                        simnccl::CollName(r.coll), r.dtype, r.op, (unsigned long long)r.count, r.root, r.algo, r.proto,
+                        r.nc);
+  for (int i = 0; i < r.nChunks && n < (int)sizeof b - 12; i++)
+    n += std::snprintf(b + n, sizeof b - n, "%s%llu", i ? "," : " ", (unsigned long long)r.chunks[i]);
+  return b;
+}
+
+// Executes one collective: publish + compare records, advance virtual time, move data if agreed.
+void RunColl(Task& t, bool moveRequested) {
+  ncclComm* c = t.comm;
+  Runtime& rt = RT();
+  Header* h = c->hdr;
+  uint64_t seq = ++c->seq;
+  Record rec{};
+  rec.seq = seq;
+  rec.count = t.count;
+  rec.coll = t.coll;
+  rec.dtype = t.dtype;
+  rec.op = t.op < ncclNumOps ? t.op : ncclNumOps;  // PreMulSum handles are per rank
+  rec.root = t.coll == simnccl::kBroadcast || t.coll == simnccl::kReduce ? t.root : -1;
+  rec.algo = t.cfg.algo;
+  rec.proto = t.cfg.proto;
+  rec.nc = t.cfg.nc;
+  rec.nChunks = (int)std::min<size_t>(t.chunks.size(), simnccl::kMaxChannels);
+  std::copy(t.chunks.begin(), t.chunks.begin() + rec.nChunks, rec.chunks);
+  uint64_t key = Fnv(&rec.count, sizeof(Record) - sizeof(uint64_t));
+  bool move = rt.env.move == Settings::kAlways ||
+              (rt.env.move == Settings::kFirst && (moveRequested || !c->seenKeys.count(key)));
+  c->seenKeys.insert(key);
+  Slot& mine = h->slots[c->rank];
+  mine.rec = rec;
+  mine.clock = rt.clockUs;
+  mine.move = move;
+  Barrier(c, seq);
+  double start = 0;
+  bool anyMove = false;
+  for (int r = 0; r < c->nranks; r++) {
+    const Slot& s = h->slots[r];
+    start = std::max(start, s.clock);
+    anyMove |= s.move != 0;
+    if (!(s.rec == h->slots[0].rec)) {
+      rt.mismatches++;
+      if (c->rank == 0) {
+        std::fprintf(stderr, "simnccl: CONSISTENCY MISMATCH comm %s op %llu: rank 0 ran %s; rank %d ran %s\n",
+                     c->name.c_str(), (unsigned long long)seq, Describe(h->slots[0].rec).c_str(), r,
+                     Describe(s.rec).c_str());
+        std::fflush(stderr);
+      }
+      h->abortCode.store(3);
+    }
+  }
+  if (h->abortCode.load() == 3) {
+    if (c->rank != 0) usleep(200000);
+    _exit(3);
+  }
+  rt.clockUs = start + t.durUs * simnccl::NoiseFactor(rt.env.seed, c->hash, seq, rt.env.noise);
+  if (anyMove && rt.env.move != Settings::kNever) {
+    rt.movedCalls++;
+    const size_t es = TypeSize(t.dtype), n = c->nranks, me = c->rank;
+    const size_t perChunk = h->stageBytes / es;
+    std::vector<const char*> srcs(n);
+    for (size_t r = 0; r < n; r++) srcs[r] = c->Stage(r);
+    auto rounds = [&](size_t total, const std::function<void(size_t off, size_t len)>& body) {
+      for (size_t off = 0; off < total; off += perChunk) body(off, std::min(perChunk, total - off));
+    };
+    const char* sb = (const char*)t.send;
+    char* rb = (char*)t.recv;
+    switch (t.coll) {
+      case simnccl::kAllReduce:
+      case simnccl::kReduce:
+        rounds(t.count, [&](size_t off, size_t len) {
+          CopyIn(c->Stage(me), sb + off * es, len, t.dtype, t.op);
+          Barrier(c, seq);
+          if (t.coll == simnccl::kAllReduce || (int)me == t.root) Reduce(t.dtype, t.op, rb + off * es, srcs, len);
+          Barrier(c, seq);
+        });
+        break;
+      case simnccl::kReduceScatter:
+        for (size_t d = 0; d < n; d++)
+          rounds(t.count, [&](size_t off, size_t len) {
+            CopyIn(c->Stage(me), sb + (d * t.count + off) * es, len, t.dtype, t.op);
+            Barrier(c, seq);
+            if (d == me) Reduce(t.dtype, t.op, rb + off * es, srcs, len);
+            Barrier(c, seq);
+          });
+        break;
+      case simnccl::kAllGather:
+        rounds(t.count, [&](size_t off, size_t len) {
+          std::memcpy(c->Stage(me), sb + off * es, len * es);
+          Barrier(c, seq);
+          for (size_t r = 0; r < n; r++) std::memcpy(rb + (r * t.count + off) * es, c->Stage(r), len * es);
+          Barrier(c, seq);
+        });
+        break;
+      case simnccl::kBroadcast:
+        rounds(t.count, [&](size_t off, size_t len) {
+          if ((int)me == t.root) std::memcpy(c->Stage(me), sb + off * es, len * es);
+          Barrier(c, seq);
+          if (rb + off * es != c->Stage(t.root)) std::memmove(rb + off * es, c->Stage(t.root), len * es);
+          Barrier(c, seq);
+        });
+        break;
+    }
+  }
+  Barrier(c, seq);  // records and staging may be reused only after everyone has read them
+}
+
+// Point-to-point: per ordered pair mailboxes, progressed together so grouped send/recv pairs never deadlock.
+void RunP2P(std::vector<Task*>& ops) {
+  struct St {
+    Task* t;
+    size_t bytes, off = 0;
+    bool done = false, started = false;
+  };
+  std::vector<St> st;
+  for (Task* t : ops) st.push_back(St{t, t->count * TypeSize(t->dtype)});
+  for (auto& s : st)
+    if (s.bytes == 0) s.done = true;
+  Runtime& rt = RT();
+  size_t left = std::count_if(st.begin(), st.end(), [](const St& s) { return !s.done; });
+  while (left > 0) {
+    bool progress = false;
+    for (auto& s : st) {
+      if (s.done) continue;
+      ncclComm* c = s.t->comm;
+      if (s.t->kind == kSend) {
+        Mbox& mb = c->Box(c->rank, s.t->peer);
+        if (mb.sent.load(std::memory_order_acquire) != mb.acked.load(std::memory_order_acquire)) continue;
+        size_t len = std::min<size_t>(c->hdr->mboxBytes, s.bytes - s.off);
+        std::memcpy(c->BoxData(c->rank, s.t->peer), (const char*)s.t->send + s.off, len);
+        mb.bytes = len;
+        mb.clock = rt.clockUs;
+        mb.sent.fetch_add(1, std::memory_order_release);
+        s.off += len;
+      } else {
+        Mbox& mb = c->Box(s.t->peer, c->rank);
+        if (mb.sent.load(std::memory_order_acquire) == mb.acked.load(std::memory_order_acquire)) continue;
+        size_t len = std::min<size_t>(mb.bytes, s.bytes - s.off);
+        std::memcpy((char*)s.t->recv + s.off, c->BoxData(s.t->peer, c->rank), len);
+        if (!s.started) rt.clockUs = std::max(rt.clockUs, mb.clock);
+        s.started = true;
+        mb.acked.fetch_add(1, std::memory_order_release);
+        s.off += len;
+      }
+      progress = true;
+      if (s.off >= s.bytes) {
+        s.done = true;
+        left--;
+        rt.clockUs += 5.0 + s.bytes / 20000.0;
+      }
+    }
+    if (!progress && left > 0) {
+      // Nothing could move: wait (with the hang check) until any mailbox we need changes.
+      St* first = nullptr;
+      for (auto& s : st)
+        if (!s.done) first = &s;
+      ncclComm* c = first->t->comm;
+      WaitFor(c, c->seq, [&] {
+        for (auto& s : st) {
+          if (s.done) continue;
+          ncclComm* cc = s.t->comm;
+          Mbox& mb = s.t->kind == kSend ? cc->Box(cc->rank, s.t->peer) : cc->Box(s.t->peer, cc->rank);
+          bool empty = mb.sent.load(std::memory_order_acquire) == mb.acked.load(std::memory_order_acquire);
+          if (s.t->kind == kSend ? empty : !empty) return true;
+        }
+        return false;
+      });
+    }
+  }
+}
+
+// Launches a closed group (or one ungrouped call): per communicator, NCCL's binning and tuner calls, then execution.
+ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
+  Runtime& rt = RT();
+  bool move = tMoveNext;
+  tMoveNext = false;
+  std::vector<ncclComm*> comms;
+  for (auto& t : tasks)
+    if (t.kind == kColl && std::find(comms.begin(), comms.end(), t.comm) == comms.end()) comms.push_back(t.comm);
+  double simTime = 0;
+  for (ncclComm* c : comms) {
+    std::vector<Task*> colls;
+    for (auto& t : tasks)
+      if (t.kind == kColl && t.comm == c) colls.push_back(&t), t.traffic = Traffic(t);
+    // NCCL >= 2.29: broadcasts from several roots in one group run as one AllGather(V).
+    std::set<int> roots;
+    std::vector<Task*> bcasts;
+    for (Task* t : colls)
+      if (t->coll == simnccl::kBroadcast) roots.insert(t->root), bcasts.push_back(t);
+    std::vector<std::vector<Task*>> bins;
+    std::vector<int> binColl;
+    if (rt.env.version >= 22900 && roots.size() > 1) {
+      bins.push_back(bcasts);
+      binColl.push_back(simnccl::kAllGather);
+      colls.erase(std::remove_if(colls.begin(), colls.end(), [](Task* t) { return t->coll == simnccl::kBroadcast; }),
+                  colls.end());
+    }
+    int nTasksColl = (int)colls.size() + (bins.empty() ? 0 : (int)bcasts.size());
+    // Sorted by traffic descending, then per (func, op, type) ascending; aggregate within 4x of the bin's first.
+    std::vector<Task*> sorted = colls;
+    std::stable_sort(sorted.begin(), sorted.end(), [](Task* a, Task* b) { return a->traffic > b->traffic; });
+    std::vector<std::tuple<int, int, int>> keys;
+    std::map<std::tuple<int, int, int>, std::vector<Task*>> byKey;
+    for (Task* t : sorted) {
+      auto k = std::make_tuple(t->coll, (int)std::min<int>(t->op, ncclNumOps), (int)t->dtype);
+      if (!byKey.count(k)) keys.push_back(k);
+      byKey[k].insert(byKey[k].begin(), t);  // LIFO: ascending size
+    }
+    for (auto& k : keys) {
+      auto& v = byKey[k];
+      for (size_t i = 0; i < v.size();) {
+        size_t j = i + 1;
+        while (j < v.size() && v[j]->traffic < 4 * v[i]->traffic) j++;
+        bins.emplace_back(v.begin() + i, v.begin() + j);
+        binColl.push_back(std::get<0>(k));
+        i = j;
+      }
+    }
+    int numPipeOps = (nTasksColl + c->budget - 1) / c->budget;
+    for (size_t b = 0; b < bins.size(); b++) {
+      size_t nBytes = 0, traffic = 0;
+      for (Task* t : bins[b]) nBytes += NBytes(*t), traffic += std::max<size_t>(1, t->traffic);
+      simnccl::Config cfg;
+      std::vector<uint64_t> chunks;
+      double dur = 0;
+      ncclResult_t rc = Decide(c, binColl[b], nBytes, numPipeOps, &cfg, &chunks, &dur);
+      if (rc != ncclSuccess) return rc;
+      simTime += dur;
+      for (Task* t : bins[b]) {
+        t->cfg = cfg;
+        t->chunks = chunks;
+        t->durUs = dur * std::max<size_t>(1, t->traffic) / traffic;
+      }
+    }
+  }
+  if (simInfo) {
+    simInfo->estimatedTime = (float)simTime;
+    return ncclSuccess;
+  }
+  for (auto& t : tasks)
+    if (t.kind == kColl) RunColl(t, move);
+  std::vector<Task*> p2p;
+  for (auto& t : tasks)
+    if (t.kind != kColl) p2p.push_back(&t);
+  if (!p2p.empty()) RunP2P(p2p);
+  return ncclSuccess;
+}
+
+ncclResult_t Enqueue(Task t) {
+  if (!t.comm) return Fail(ncclInvalidArgument, "NULL communicator");
+  if (t.kind == kColl && (t.coll == simnccl::kBroadcast || t.coll == simnccl::kReduce) &&
+      (t.root < 0 || t.root >= t.comm->nranks))
+    return Fail(ncclInvalidArgument, "invalid root %d", t.root);
+  if (t.kind != kColl && (t.peer < 0 || t.peer >= t.comm->nranks))
+    return Fail(ncclInvalidArgument, "invalid peer %d", t.peer);
+  if (t.dtype < 0 || t.dtype >= ncclNumTypes) return Fail(ncclInvalidArgument, "invalid datatype %d", (int)t.dtype);
+  if (t.op < 0 || (t.op >= ncclNumOps && (size_t)(t.op - ncclNumOps) >= RT().preMul.size()))
+    return Fail(ncclInvalidArgument, "invalid reduction op %d", (int)t.op);
+  if (tGroupDepth > 0) {
+    tGroupTasks.push_back(t);
+    return ncclSuccess;
+  }
+  std::vector<Task> one{t};
+  return Launch(one, nullptr);
+}
+
+Task Coll(int coll, const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
+          ncclComm_t comm) {
+  Task t;
+  t.coll = coll, t.send = s, t.recv = r, t.count = count, t.dtype = dt, t.op = op, t.root = root, t.comm = comm;
+  return t;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------ public API
+#define SIM_ALIAS(ret, name, params) extern "C" __attribute__((weak, alias("p" #name))) ret name params;
+
+extern "C" {
+
+ncclResult_t pncclGetVersion(int* version) {
+  if (!version) return ncclInvalidArgument;
+  *version = RT().env.version;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclGetUniqueId(ncclUniqueId* id) {
+  if (!id) return ncclInvalidArgument;
+  std::memset(id, 0, sizeof *id);
+  std::random_device rd;
+  std::snprintf(id->internal, sizeof id->internal, "simnccl-%d-%08x%08x", (int)getpid(), rd(), rd());
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                     ncclConfig_t* config) {
+  if (!comm) return ncclInvalidArgument;
+  *comm = nullptr;
+  commId.internal[NCCL_UNIQUE_ID_BYTES - 1] = 0;
+  if (std::strncmp(commId.internal, "simnccl-", 8) != 0)
+    return Fail(ncclInvalidArgument, "ncclCommInitRank: unique id was not made by simnccl's ncclGetUniqueId");
+  return Attach(comm, commId.internal, nranks, rank, config);
+}
+
+ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return pncclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+ncclResult_t pncclCommInitAll(ncclComm_t*, int, const int*) {
+  return Fail(ncclInvalidUsage, "ncclCommInitAll: simnccl runs one rank per process; use ncclCommInitRank");
+}
+
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  if (!comm || !newcomm) return ncclInvalidArgument;
+  *newcomm = nullptr;
+  Header* h = comm->hdr;
+  uint64_t op = comm->seq;
+  int splitNo = comm->splitCount++;
+  h->slots[comm->rank].color = color;
+  h->slots[comm->rank].key = key;
+  Barrier(comm, op);
+  std::vector<std::pair<int, int>> members;  // (key, parent rank)
+  for (int r = 0; r < comm->nranks; r++)
+    if (h->slots[r].color == color) members.emplace_back(h->slots[r].key, r);
+  Barrier(comm, op);
+  if (color == NCCL_SPLIT_NOCOLOR) return ncclSuccess;
+  std::sort(members.begin(), members.end());
+  int myRank = 0;
+  for (size_t i = 0; i < members.size(); i++)
+    if (members[i].second == comm->rank) myRank = (int)i;
+  std::string name = comm->name + ".s" + std::to_string(splitNo) + "c" + std::to_string(color);
+  if (name.size() > 200) name = "simnccl-h" + std::to_string(Fnv(name.data(), name.size()));
+  return Attach(newcomm, name, (int)members.size(), myRank, config);
+}
+
+ncclResult_t pncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
+ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+  Release(comm, true);
+  return ncclSuccess;
+}
+ncclResult_t pncclCommAbort(ncclComm_t comm) {
+  Release(comm, true);
+  return ncclSuccess;
+}
+ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
+  if (!comm || !count) return ncclInvalidArgument;
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
+  if (!comm || !rank) return ncclInvalidArgument;
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
+  if (!comm || !device) return ncclInvalidArgument;
+  *device = comm->rank;
+  return ncclSuccess;
+}
+ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  if (!comm || !asyncError) return ncclInvalidArgument;
+  *asyncError = comm->hdr->abortCode.load() ? ncclRemoteError : ncclSuccess;
+  return ncclSuccess;
+}
+const char* pncclGetErrorString(ncclResult_t r) {
+  switch (r) {
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
+  }
+}
+const char* pncclGetLastError(ncclComm_t) { return tLastError.c_str(); }
+
+ncclResult_t pncclAllReduce(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, ncclComm_t comm,
+                            cudaStream_t) {
+  return Enqueue(Coll(simnccl::kAllReduce, s, r, count, dt, op, 0, comm));
+}
+ncclResult_t pncclAllGather(const void* s, void* r, size_t count, ncclDataType_t dt, ncclComm_t comm, cudaStream_t) {
+  return Enqueue(Coll(simnccl::kAllGather, s, r, count, dt, ncclSum, 0, comm));
+}
+ncclResult_t pncclReduceScatter(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                                ncclComm_t comm, cudaStream_t) {
+  return Enqueue(Coll(simnccl::kReduceScatter, s, r, count, dt, op, 0, comm));
+}
+ncclResult_t pncclBroadcast(const void* s, void* r, size_t count, ncclDataType_t dt, int root, ncclComm_t comm,
+                            cudaStream_t) {
+  return Enqueue(Coll(simnccl::kBroadcast, s, r, count, dt, ncclSum, root, comm));
+}
+ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm, cudaStream_t stream) {
+  return ncclBroadcast(buff, buff, count, dt, root, comm, stream);  // through the PLT, as NCCL does
+}
+ncclResult_t pncclReduce(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
+                         ncclComm_t comm, cudaStream_t) {
+  return Enqueue(Coll(simnccl::kReduce, s, r, count, dt, op, root, comm));
+}
+ncclResult_t pncclSend(const void* s, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t) {
+  Task t = Coll(0, s, nullptr, count, dt, ncclSum, 0, comm);
+  t.kind = kSend, t.peer = peer;
+  return Enqueue(t);
+}
+ncclResult_t pncclRecv(void* r, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t) {
+  Task t = Coll(0, nullptr, r, count, dt, ncclSum, 0, comm);
+  t.kind = kRecv, t.peer = peer;
+  return Enqueue(t);
+}
+
+ncclResult_t pncclGroupStart() {
+  tGroupDepth++;
+  return ncclSuccess;
+}
+static ncclResult_t GroupEnd(ncclSimInfo_t* simInfo) {
+  if (tGroupDepth <= 0) return Fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+  if (--tGroupDepth > 0) return ncclSuccess;
+  std::vector<Task> tasks;
+  tasks.swap(tGroupTasks);
+  return Launch(tasks, simInfo);
+}
+ncclResult_t pncclGroupEnd() { return GroupEnd(nullptr); }
+ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  ncclSimInfo_t local = NCCL_SIM_INFO_INITIALIZER;
+  return GroupEnd(simInfo ? simInfo : &local);
+}
+
+ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t dt,
+                                       ncclScalarResidence_t residence, ncclComm_t comm) {
+  if (!op || !scalar || !comm) return ncclInvalidArgument;
+  Runtime& rt = RT();
+  std::lock_guard<std::mutex> lock(rt.mu);
+  rt.preMul.emplace_back(dt, Load(dt, scalar, 0));
+  rt.preMulDevPtr.push_back(residence == ncclScalarDevice ? scalar : nullptr);
+  *op = (ncclRedOp_t)(ncclNumOps + rt.preMul.size() - 1);
+  return ncclSuccess;
+}
+ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t) {
+  return op >= ncclNumOps ? ncclSuccess : ncclInvalidArgument;
+}
+ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
+  if (!ptr) return ncclInvalidArgument;
+  return posix_memalign(ptr, 4096, std::max<size_t>(size, 1)) == 0 ? ncclSuccess : ncclSystemError;
+}
+ncclResult_t pncclMemFree(void* ptr) {
+  std::free(ptr);
+  return ncclSuccess;
+}
+ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t, void** handle) {
+  if (!comm || !handle) return ncclInvalidArgument;
+  *handle = buff ? buff : (void*)comm;
+  return ncclSuccess;
+}
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) { return comm ? ncclSuccess : ncclInvalidArgument; }
+
+// simnccl extensions.
+__attribute__((visibility("default"))) void simncclSetMoveData(int on) { tMoveNext = on != 0; }
+__attribute__((visibility("default"))) long long simncclMovedCalls(void) { return RT().movedCalls.load(); }
+__attribute__((visibility("default"))) long long simncclMismatchCount(void) { return RT().mismatches.load(); }
+__attribute__((visibility("default"))) double simncclVirtualTimeUs(void) { return RT().clockUs; }
+
+}  // extern "C"
+
+SIM_ALIAS(ncclResult_t, ncclGetVersion, (int*))
+SIM_ALIAS(ncclResult_t, ncclGetUniqueId, (ncclUniqueId*))
+SIM_ALIAS(ncclResult_t, ncclCommInitRankConfig, (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*))
+SIM_ALIAS(ncclResult_t, ncclCommInitRank, (ncclComm_t*, int, ncclUniqueId, int))
+SIM_ALIAS(ncclResult_t, ncclCommInitAll, (ncclComm_t*, int, const int*))
+SIM_ALIAS(ncclResult_t, ncclCommSplit, (ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*))
+SIM_ALIAS(ncclResult_t, ncclCommFinalize, (ncclComm_t))
+SIM_ALIAS(ncclResult_t, ncclCommDestroy, (ncclComm_t))
+SIM_ALIAS(ncclResult_t, ncclCommAbort, (ncclComm_t))
+SIM_ALIAS(ncclResult_t, ncclCommCount, (const ncclComm_t, int*))
+SIM_ALIAS(ncclResult_t, ncclCommUserRank, (const ncclComm_t, int*))
+SIM_ALIAS(ncclResult_t, ncclCommCuDevice, (const ncclComm_t, int*))
+SIM_ALIAS(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t, ncclResult_t*))
+SIM_ALIAS(const char*, ncclGetErrorString, (ncclResult_t))
+SIM_ALIAS(const char*, ncclGetLastError, (ncclComm_t))
+SIM_ALIAS(ncclResult_t, ncclAllReduce,
+          (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclAllGather, (const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclReduceScatter,
+          (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclBroadcast, (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclBcast, (void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclReduce,
+          (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclSend, (const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclRecv, (void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+SIM_ALIAS(ncclResult_t, ncclGroupStart, ())
+SIM_ALIAS(ncclResult_t, ncclGroupEnd, ())
+SIM_ALIAS(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t*))
+SIM_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum,
+          (ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t))
+SIM_ALIAS(ncclResult_t, ncclRedOpDestroy, (ncclRedOp_t, ncclComm_t))
+SIM_ALIAS(ncclResult_t, ncclMemAlloc, (void**, size_t))
+SIM_ALIAS(ncclResult_t, ncclMemFree, (void*))
+SIM_ALIAS(ncclResult_t, ncclCommRegister, (const ncclComm_t, void*, size_t, void**))
+SIM_ALIAS(ncclResult_t, ncclCommDeregister, (const ncclComm_t, void*))
