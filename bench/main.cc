@@ -251,6 +251,7 @@ struct Bench {
     }
     if (opt.oracle) {
       if (tuning) {
+        if (!opt.compare) Run(row, a);  // ccltune learns the workload's cost table from a default call
         errors += Oracle(row, &r);
       } else if (!opt.compare) {
         if (opt.check) errors += DataCheck(row, a);

@@ -7,6 +7,9 @@
 // Lanes far behind the global best are pruned. When every lane is done, the best point is
 // confirmed against NCCL's default in an interleaved batch and adopted only on a gain larger
 // than the measured noise; otherwise the default stays.
+// Spaces without a chunk axis use the staged search instead (AdvanceStaged): a few rounds of
+// parallel bracket refinement on a channel ladder for every subspace still close to the best,
+// a re-measure of the best few points, then the same confirmation. The lanes serve chunk spaces.
 #include "optimizer/optimizer.hpp"
 
 #include <algorithm>
@@ -101,6 +104,15 @@ struct Search::Impl {
   std::vector<Entry> batch;
   size_t cursor = 0;
 
+  // Staged search (no chunk axis): rounds of parallel bracket refinement on a channel ladder.
+  bool staged = false;
+  int round = 0;
+  std::vector<int> ladder;
+  std::vector<char> sub_alive;  // per lane
+  std::vector<Config> finalists;
+  bool final_done = false;
+  int explore_calls = 0;
+
   Config best;  // confirmation challenger
   std::vector<double> confirm_default, confirm_best;
 
@@ -167,6 +179,20 @@ struct Search::Impl {
     std::stable_partition(lanes.begin(), lanes.end(), [&](const Lane& l) {
       return l.algo == space.subspaces.nccl_algo && l.proto == space.subspaces.nccl_proto;
     });
+    staged = !space.chunk_dim;
+    round = 0;
+    finalists.clear();
+    final_done = false;
+    explore_calls = 0;
+    sub_alive.assign(lanes.size(), 1);
+    ladder.clear();
+    {
+      const int mc = MaxChannels(space);
+      for (int c : {1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128})
+        if (c < mc) ladder.push_back(c);
+      for (int c = 160; c < mc; c += 32) ladder.push_back(c);
+      ladder.push_back(mc);
+    }
     Advance();
   }
 
@@ -369,6 +395,7 @@ struct Search::Impl {
 
   // Runs the search forward until it needs measurements (pending non-empty) or is done.
   void Advance() {
+    if (staged) return AdvanceStaged();
     while (pending.empty() && phase == Phase::kExplore) {
       if (!default_probed) {
         default_probed = true;
@@ -399,6 +426,202 @@ struct Search::Impl {
     }
   }
 
+  // ---- Staged search (spaces without a chunk axis) ---------------------------------------------
+  // Round 0: the default and every subspace at a log-spread of channel counts, in one batch. Each
+  // later round keeps the subspaces within a shrinking margin of the global best (so close
+  // competitors all stay) and halves, on a ladder of channel counts, the bracket around each
+  // kept subspace's best from both sides at once; off-ladder neighbours polish at the end. Then
+  // the few best points (and the default) are measured again, and the best of the pooled samples
+  // is confirmed against the default. Every round is one batch.
+
+  static constexpr int kMaxStagedRounds = 4;  // exploration batches, round 0 included
+  static constexpr int kMaxFinalists = 4;
+  static constexpr double kFinalistMargin = 0.06;
+  static constexpr int kFinalExtraSamples = 2;  // finalists get this many samples more than explorers
+  static constexpr int kCallBudget = 200;       // soft cap on candidate calls of one search
+  static constexpr int kConfirmReserve = 52;    // calls kept for the final re-measure and confirmation
+
+  int CallsPerCandidate() const { return opt.warmup_calls + opt.samples_per_candidate; }
+
+  bool ScheduleNew(const Config& c) {
+    Measure& m = memo[KeyOf(c)];
+    if (m.scheduled) return false;
+    m.scheduled = true;
+    pending.push_back({Candidate{c, CallsPerCandidate()}, Role::kExplore, 0});
+    explore_calls += CallsPerCandidate();
+    return true;
+  }
+
+  // Measured channel counts of a lane with their estimates, ascending by channels.
+  std::vector<std::pair<int, double>> LanePoints(const Lane& l) const {
+    std::vector<std::pair<int, double>> pts;
+    for (const auto& [k, m] : memo) {
+      const auto& [a, p, ch, chunk] = k;
+      if (a != l.algo || p != l.proto || chunk != 0 || !m.scheduled) continue;
+      pts.emplace_back(ch, internal::RobustEstimate(m.samples));
+    }
+    std::sort(pts.begin(), pts.end());
+    return pts;
+  }
+
+  static double BestOf(const std::vector<std::pair<int, double>>& pts, int* at) {
+    double b = kInf;
+    for (size_t i = 0; i < pts.size(); ++i)
+      if (pts[i].second < b) b = pts[i].second, *at = static_cast<int>(i);
+    return b;
+  }
+
+  std::vector<int> InitialPoints(int k) const {
+    const int mc = MaxChannels(space);
+    std::vector<int> out = {mc};  // NCCL's usual channel count first
+    // Round channel counts (where measured tables put their points and performance steps tend to
+    // be) when there is room for them, else a log-spread from 2 to the budget snapped to the ladder.
+    std::vector<int> nice;
+    for (int c : {2, 4, 8, 12, 16, 24, 32, 48, 64})
+      if (c < mc) nice.push_back(c);
+    if (k >= static_cast<int>(nice.size()) + 1) {
+      out.insert(out.end(), nice.begin(), nice.end());
+    } else if (k >= 2) {
+      auto snap = [&](double x) {
+        int best = ladder.front();
+        for (int c : ladder)
+          if (std::fabs(std::log(c / x)) < std::fabs(std::log(best / x))) best = c;
+        return best;
+      };
+      const double lo = std::min(2.0, static_cast<double>(mc));
+      for (int i = 0; i < k - 1; ++i) out.push_back(snap(lo * std::pow(mc / lo, static_cast<double>(i) / (k - 1))));
+    }
+    std::vector<int> uniq;
+    for (int c : out)
+      if (std::find(uniq.begin(), uniq.end(), c) == uniq.end()) uniq.push_back(c);
+    return uniq;
+  }
+
+  // Probes strictly between measured channel counts a < b: with three or more ladder entries in
+  // the gap, two at its thirds (the bracket shrinks three-fold per round), else the middle ladder
+  // entry, else the integer middle; none once the gap is closed.
+  std::vector<int> Between(int a, int b) const {
+    std::vector<int> in;
+    for (int c : ladder)
+      if (c > a && c < b) in.push_back(c);
+    const int n = static_cast<int>(in.size());
+    if (n >= 3) return {in[n / 3], in[(2 * n) / 3]};
+    if (n >= 1) return {in[(n - (a < 1 ? 1 : 0)) / 2]};
+    if (b - a >= 2) return {(a + b) / 2};
+    return {};
+  }
+
+  double KeepMargin() const {
+    const double pr = std::max(1.0, opt.prune_ratio);
+    if (round <= 1) return pr;
+    if (round == 2) return 1 + (pr - 1) * 0.4;
+    return 1 + (pr - 1) * 0.2;
+  }
+
+  bool ProposeRound() {
+    double g = DefaultValue();
+    std::vector<double> lbest(lanes.size(), kInf);
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      int at = 0;
+      lbest[i] = BestOf(LanePoints(lanes[i]), &at);
+      g = std::min(g, lbest[i]);
+    }
+    if (!std::isfinite(g)) return false;
+    const double margin = KeepMargin();
+    std::vector<size_t> order;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      if (!sub_alive[i]) continue;
+      if (!(lbest[i] <= g * margin)) {
+        sub_alive[i] = 0;
+        continue;
+      }
+      order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lbest[a] < lbest[b]; });
+    const int mc = MaxChannels(space);
+    bool any = false;
+    for (size_t i : order) {
+      const Lane& l = lanes[i];
+      const auto pts = LanePoints(l);
+      int at = 0;
+      if (!std::isfinite(BestOf(pts, &at))) continue;
+      const int ch = pts[at].first;
+      const int lo = at > 0 ? pts[at - 1].first : 0;
+      const int hi = at + 1 < static_cast<int>(pts.size()) ? pts[at + 1].first : mc + 1;
+      std::vector<int> probes;
+      for (int c : Between(lo, ch))
+        if (c >= 1) probes.push_back(c);
+      for (int c : Between(ch, hi))
+        if (c >= 1 && c <= mc) probes.push_back(c);
+      int added = 0;
+      for (int c : probes) {
+        if (explore_calls + CallsPerCandidate() > kCallBudget - kConfirmReserve) break;
+        added += ScheduleNew(LaneConfig(l, c, -1));
+      }
+      any = any || added > 0;
+    }
+    return any;
+  }
+
+  void PickFinalists() {
+    std::vector<std::pair<double, Config>> all;
+    for (const Lane& l : lanes)
+      for (const auto& [ch, v] : LanePoints(l))
+        if (std::isfinite(v)) all.emplace_back(v, LaneConfig(l, ch, -1));
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const double dv = DefaultValue();
+    if (all.empty() || !(all[0].first < dv * (1 - opt.min_gain))) return;
+    for (const auto& [v, c] : all) {
+      if (static_cast<int>(finalists.size()) >= kMaxFinalists || v > all[0].first * (1 + kFinalistMargin)) break;
+      finalists.push_back(c);
+    }
+    pending.push_back({Candidate{Config{}, CallsPerCandidate()}, Role::kExplore, 0});
+    for (const Config& c : finalists)
+      pending.push_back({Candidate{c, CallsPerCandidate() + kFinalExtraSamples}, Role::kExplore, 0});
+  }
+
+  void FinishStaged() {
+    const double dv = DefaultValue();
+    default_us = std::isfinite(dv) ? dv : 0;
+    stats.noise = Noise();
+    double bv = kInf;
+    for (const Config& c : finalists)
+      if (const double v = Value(c); v < bv) bv = v, best = c;
+    if (finalists.empty() || !(bv < dv * (1 - opt.min_gain))) {
+      Converge(Config{}, default_us);
+      return;
+    }
+    StartConfirm();
+  }
+
+  void AdvanceStaged() {
+    while (pending.empty() && phase == Phase::kExplore) {
+      if (round == 0) {
+        ++round;
+        ScheduleNew(Config{});
+        const int n = static_cast<int>(lanes.size());
+        const int k = n == 0 ? 0 : std::clamp((opt.max_batch - 1) / n, 1, 8);
+        for (const Lane& l : lanes)
+          for (int c : InitialPoints(k)) ScheduleNew(LaneConfig(l, c, -1));
+        if (!pending.empty()) continue;
+      }
+      if (!final_done && finalists.empty()) {
+        const bool proposed = round < kMaxStagedRounds && ProposeRound();
+        ++round;
+        if (proposed) continue;
+        PickFinalists();
+        if (!pending.empty()) continue;
+      }
+      final_done = true;
+      FinishStaged();
+    }
+    if (!pending.empty()) {
+      state = State::kNeedBatch;
+    } else if (phase == Phase::kDone) {
+      state = State::kConverged;
+    }
+  }
+
   void FinishExplore() {
     const double dv = DefaultValue();
     default_us = std::isfinite(dv) ? dv : 0;
@@ -413,6 +636,10 @@ struct Search::Impl {
       return;
     }
     best = LaneConfig(*bl, bl->ch, bl->chunk_idx);
+    StartConfirm();
+  }
+
+  void StartConfirm() {
     phase = Phase::kConfirm;
     const int per_block = std::max(1, (opt.confirm_samples + kConfirmBlocks - 1) / kConfirmBlocks);
     for (int b = 0; b < kConfirmBlocks; ++b) {
@@ -430,20 +657,29 @@ struct Search::Impl {
   }
 
   // Relative gain the best must show over the default on the confirmation samples.
-  double RequiredGain() const {
+  double RequiredGain(int nd, int nb) const {
     const double sigma = Noise();
-    const int nd = static_cast<int>(confirm_default.size()), nb = static_cast<int>(confirm_best.size());
     const double se = sigma * std::sqrt(std::pow(internal::EstimateStdErrFactor(nd), 2) +
                                         std::pow(internal::EstimateStdErrFactor(nb), 2));
     return std::max(opt.min_gain, kSwitchZ * se);
   }
 
   void FinishConfirm() {
-    const double d = internal::RobustEstimate(confirm_default);
-    const double b = internal::RobustEstimate(confirm_best);
+    std::vector<double> ds = confirm_default, bs = confirm_best;
+    if (staged) {
+      // Pool every sample of both sides: the default's are unbiased; the best's exploration samples
+      // carry a little selection bias, diluted by its re-measure and confirmation samples.
+      if (auto it = memo.find(KeyOf(Config{})); it != memo.end())
+        ds.insert(ds.end(), it->second.samples.begin(), it->second.samples.end());
+      if (auto it = memo.find(KeyOf(best)); it != memo.end())
+        bs.insert(bs.end(), it->second.samples.begin(), it->second.samples.end());
+    }
+    const double d = internal::RobustEstimate(ds);
+    const double b = internal::RobustEstimate(bs);
     stats.noise = Noise();
     if (std::isfinite(d)) default_us = d;
-    if (std::isfinite(b) && std::isfinite(d) && b < d * (1 - RequiredGain())) {
+    if (std::isfinite(b) && std::isfinite(d) &&
+        b < d * (1 - RequiredGain(static_cast<int>(ds.size()), static_cast<int>(bs.size())))) {
       Converge(best, b);
     } else {
       Converge(Config{}, default_us);

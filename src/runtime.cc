@@ -288,18 +288,24 @@ Config Runtime::Decide(CommState& cs, const WorkloadKey& key, uint64_t hash, boo
                        bool* timed) {
   *scheduled = false;
   *timed = false;
-  if (cs.mode == ccltuneModeDefault) return Config{};
-  if (cs.mode == ccltuneModeForced) return cs.forced;
   if (!cs.coord) return Config{};
-  if (capturing) return cs.coord->ConfigFor(hash, true);
+  if (capturing) {
+    if (cs.mode == ccltuneModeDefault) return Config{};
+    if (cs.mode == ccltuneModeForced) return cs.forced;
+    return cs.coord->ConfigFor(hash, true);
+  }
   uint64_t call_index = 0;
   bool first_sight = false;
   cs.table().Update(key, [&](config_table::Entry& e) {
     call_index = e.calls++;
     first_sight = call_index == 0;
   });
+  if (first_sight) cs.keys.emplace(hash, key);
+  // NCCL's default and forced modes keep statistics (and learn the cost table) but tune nothing
+  // and count no units.
+  if (cs.mode == ccltuneModeDefault) return Config{};
+  if (cs.mode == ccltuneModeForced) return cs.forced;
   if (first_sight) {
-    cs.keys.emplace(hash, key);
     cs.coord->NoteNewWorkload();
     // An update (an import) may have arrived before this rank saw the workload.
     if (cs.coord->book().Converged(hash)) {
@@ -374,7 +380,7 @@ ncclResult_t Runtime::Collective(ncclComm_t comm, cudaStream_t stream, const Cal
     std::lock_guard<std::mutex> lock(cs->mu);
     counts = !capturing && cs->coord && (cs->mode == ccltuneModeTune || cs->mode == ccltuneModeFrozen);
     cfg = Decide(*cs, key, hash, capturing, &scheduled, &timed);
-    if (counts) {
+    if (!capturing) {
       auto e = cs->table().Find(hash);
       record_space = e.has_value() && e->subspaces.valid_mask == 0;
     }
@@ -443,7 +449,7 @@ ncclResult_t Runtime::GroupEnd(NcclCall fn, bool simulate) {
     const bool frozen_view = u.capturing || simulate;
     u.counts = !frozen_view && u.cs->coord && (u.cs->mode == ccltuneModeTune || u.cs->mode == ccltuneModeFrozen);
     u.cfg = Decide(*u.cs, u.key, u.hash, frozen_view, &u.scheduled, &u.timed);
-    if (u.counts) {
+    if (!frozen_view) {
       auto e = u.cs->table().Find(u.hash);
       u.record_space = e.has_value() && e->subspaces.valid_mask == 0;
     }

@@ -64,6 +64,42 @@ TEST(SyncCadence, MissingIntervalFallsBackToInitial) {
   EXPECT_EQ(ev[5].unit, s2 + 10 + kInitialInterval + 4);
 }
 
+TEST(SyncCadence, NewWorkloadPullsInTheNextSyncsToOneIteration) {
+  // Long delivered intervals (a converged communicator) with a known period of 3 units.
+  SyncCadence c;
+  std::vector<uint64_t> sync_units;
+  for (uint64_t u = 1; u <= 2000; ++u) {
+    if (u == 500) c.NoteNewWorkload();  // first sight of a workload at unit 500
+    SyncCadence::Actions a = c.OnUnitComplete(u);
+    if (!a.issue) continue;
+    if (a.apply) {
+      c.SetDeliveredInterval(*a.apply, 400);
+      c.SetDeliveredPeriod(3);
+    }
+    sync_units.push_back(u);
+  }
+  // 1, 17, 33, then every 400 until the new workload at 500 pulls the pending sync point (833) in
+  // to 503 and caps the next kLag + 1 intervals at the period: 506, 509, 512, then 400 again.
+  const std::vector<uint64_t> expected = {1, 17, 33, 433, 503, 506, 509, 512, 912, 1312, 1712};
+  EXPECT_EQ(sync_units, expected);
+}
+
+TEST(SyncCadence, NewWorkloadWithUnknownPeriodUsesTheInitialInterval) {
+  SyncCadence c;
+  std::vector<uint64_t> sync_units;
+  for (uint64_t u = 1; u <= 700; ++u) {
+    if (u == 100) c.NoteNewWorkload();
+    SyncCadence::Actions a = c.OnUnitComplete(u);
+    if (!a.issue) continue;
+    if (a.apply) c.SetDeliveredInterval(*a.apply, 300);
+    sync_units.push_back(u);
+  }
+  const uint64_t k = kInitialInterval;
+  const std::vector<uint64_t> expected = {1,           1 + k,       1 + 2 * k,   100 + k,
+                                          100 + 2 * k, 100 + 3 * k, 100 + 4 * k, 100 + 4 * k + 300};
+  EXPECT_EQ(sync_units, expected);
+}
+
 TEST(SyncCadence, ReportsTheNextSyncPoint) {
   SyncCadence c;
   EXPECT_EQ(c.next_sync_unit(), kFirstSyncUnit);

@@ -98,6 +98,18 @@ INSTANTIATE_TEST_SUITE_P(Sweep, RoundTrip,
                          ::testing::Combine(::testing::Values(1, 2, 4, 8), ::testing::Values(0, 1, 2, 3),
                                             ::testing::Values(uint64_t{0}, uint64_t{1}, uint64_t{12345})));
 
+TEST(Payload, PeriodRoundTripsAndIsBounded) {
+  LeaderMessage m;
+  m.period = 123456;
+  auto w = Encode(&m, 7, {});
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto d = Decode(*w);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->message.period, 123456u);
+  m.period = uint64_t{1} << 32;
+  EXPECT_EQ(Encode(&m, 7, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Payload, RandomMessagesRoundTrip) {
   std::mt19937_64 rng(42);
   for (int iter = 0; iter < 2000; ++iter) {
