@@ -38,8 +38,7 @@ const size_t kSizes[] = {256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20, 2
 // True times of one row, cached per config.
 class Row {
  public:
-  Row(const simnccl::Model& m, int coll, size_t bytes, int search_budget)
-      : m_(m), coll_(coll), bytes_(bytes) {
+  Row(const simnccl::Model& m, int coll, size_t bytes, int search_budget) : m_(m), coll_(coll), bytes_(bytes) {
     space.max_channels = search_budget;
     float table[simnccl::kNumAlgos][simnccl::kNumProtos];
     m.CostTable(coll, bytes, kRanks, kSimBudget, table);
@@ -70,9 +69,7 @@ class Row {
     cache_[key] = t;
     return t;
   }
-  std::string Name() const {
-    return std::string(simnccl::CollName(coll_)) + " " + std::to_string(bytes_ >> 10) + "K";
-  }
+  std::string Name() const { return std::string(simnccl::CollName(coll_)) + " " + std::to_string(bytes_ >> 10) + "K"; }
 
   SearchSpace space;
   double default_us = 0, optimum_us = 0;
@@ -178,8 +175,9 @@ void CheckRows(const simnccl::Model& m, int search_budget, const char* label) {
       all_ok += s.ok_all;
       all_n += s.n;
     }
-  std::printf("[ sim-model ] %s: %d/%d rows meet every target in >= 99%% of seeds; %.1f%% of all runs meet every target\n",
-              label, rows_ok, rows, 100.0 * all_ok / all_n);
+  std::printf(
+      "[ sim-model ] %s: %d/%d rows meet every target in >= 99%% of seeds; %.1f%% of all runs meet every target\n",
+      label, rows_ok, rows, 100.0 * all_ok / all_n);
   EXPECT_GE(all_ok, 0.97 * all_n) << label;
 }
 
