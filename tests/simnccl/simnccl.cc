@@ -95,6 +95,7 @@ struct alignas(64) Slot {
   double clock;
   int32_t move, color, key;
   int64_t pid;
+  uint64_t ordinal;  // how many communicators this process attached before this one
 };
 struct alignas(64) Mbox {
   std::atomic<uint64_t> sent, acked;
@@ -239,6 +240,7 @@ struct ncclComm {
   size_t mapBytes = 0;
   int rank = 0, nranks = 0, budget = 24;
   uint64_t hash = 0, barrierGen = 0, seq = 0;
+  uint64_t noiseKey = 0;  // rank 0's communicator ordinal: reproducible across runs, unlike the name
   int splitCount = 0;
   void* tunerCtx = nullptr;
   std::set<uint64_t> seenKeys;
@@ -355,9 +357,15 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
     delete comm;
     return Fail(ncclInvalidUsage, "communicator %s: ranks disagree on nranks or SIMNCCL_STAGE_BYTES", name.c_str());
   }
+  static std::atomic<uint64_t> attached{0};
   hdr->slots[rank].pid = getpid();
+  hdr->slots[rank].ordinal = attached.fetch_add(1);
   hdr->registered.fetch_add(1, std::memory_order_acq_rel);
   WaitFor(comm, 0, [&] { return hdr->registered.load(std::memory_order_acquire) >= nranks; });
+  // Noise follows (seed, communicator, sequence): the name holds a pid and random bits, so the
+  // communicator is identified by rank 0's creation order, the same in every run of a program.
+  const uint64_t key_parts[2] = {hdr->slots[0].ordinal, static_cast<uint64_t>(nranks)};
+  comm->noiseKey = Fnv(key_parts, sizeof(key_parts));
   if (rank == 0) shm_unlink(shmName.c_str());  // everyone has it mapped: no leak even if the run crashes later
 
   // Channel budget as NCCL derives it: SIMNCCL_CHANNELS stands for the machine's default, min raises, max caps.
@@ -790,7 +798,7 @@ void RunColl(Task& t, bool moveRequested) {
     if (c->rank != 0) usleep(200000);
     _exit(3);
   }
-  rt.clockUs = start + t.durUs * simnccl::NoiseFactor(rt.env.seed, c->hash, seq, rt.env.noise);
+  rt.clockUs = start + t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
   if (anyMove && rt.env.move != Settings::kNever) {
     rt.movedCalls++;
     const size_t es = TypeSize(t.dtype), n = c->nranks, me = c->rank;
