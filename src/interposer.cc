@@ -28,8 +28,6 @@ bool Tuning(const Scope& s) { return s.outer() && Runtime::Get().active(); }
 
 ncclResult_t Missing() { return ncclSystemError; }  // only when no NCCL is in the process at all
 
-#define CCLTUNE_REAL(name) (Real().name != nullptr ? Real().name : nullptr)
-
 CallDesc Desc(Coll c, ncclDataType_t dt, int op, size_t count) {
   return CallDesc{c, static_cast<int>(dt), op, static_cast<uint64_t>(count) * DtypeSize(static_cast<int>(dt))};
 }

@@ -164,14 +164,9 @@ void Runtime::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool mu
 
 void Runtime::SetUp(CommState& cs) {
   ncclComm_t comm = cs.comm();
-  auto transport = std::make_unique<NcclTransport>(device_.get(), [this, comm](void* buf, void* stream) {
+  CommState* owner = &cs;  // owns the coordinator, which owns the transport
+  auto transport = std::make_unique<NcclTransport>(device_.get(), [owner, comm](void* buf, void* stream) {
     // ccltune's own op: the plugin sees it as internal and leaves NCCL's default untouched.
-    CommState* owner = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = comms_.find(comm);
-      if (it != comms_.end()) owner = it->second.get();
-    }
     tls.inflight.push_back(InFlight{owner, Config{}, 0, true, false});
     if (SetMoveDataFn f = SimSetMoveData()) f(1);
     ncclResult_t r = Real().AllReduce(buf, buf, coordinator::kPayloadWords, ncclUint64, ncclMax, comm,
@@ -433,7 +428,10 @@ ncclResult_t Runtime::GroupEnd(NcclCall fn, bool simulate) {
   for (GroupColl& g : group) {
     auto it = std::find_if(units.begin(), units.end(), [&](const Unit& u) { return u.cs == g.cs; });
     if (it == units.end()) {
-      units.push_back(Unit{g.cs, {}, g.stream, g.stream});
+      Unit u;
+      u.cs = g.cs;
+      u.first = g.stream;
+      units.push_back(std::move(u));
       it = units.end() - 1;
     }
     it->key.calls.push_back(g.call);
