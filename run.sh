@@ -8,7 +8,9 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   exec bash scripts/gpu-run.sh "$@"
 fi
 bash scripts/install-deps.sh
-if [ $# -eq 0 ]; then
-  set -- --json sim-results.json -c allreduce,allgather,reducescatter -b 256K -e 256M -f 4 --mode compare,oracle
+if [ $# -gt 0 ]; then
+  exec bash bench/sim.sh "$@"
 fi
-exec bash bench/sim.sh "$@"
+# The default sweep, then the acceptance checks on its JSON (docs/results/sim.md).
+bash bench/sim.sh --json sim-results.json -c allreduce,allgather,reducescatter -b 256K -e 256M -f 4 --mode compare,oracle
+exec python3 bench/check_results.py sim-results.json
