@@ -702,13 +702,36 @@ int Runtime::Export(const char* path) {
   return ccltuneSuccess;
 }
 
+namespace {
+
+std::string SummaryTable(const std::string& title, const std::vector<config_table::Entry>& all) {
+  std::string out = title + "\n";
+  out += absl::StrFormat("  %-44s %-10s %-24s %10s %10s %7s\n", "workload", "state", "config", "default_us",
+                         "tuned_us", "speedup");
+  for (const auto& e : all) {
+    const double sp = (e.default_us > 0 && e.tuned_us > 0) ? e.default_us / e.tuned_us : 0;
+    out += absl::StrFormat("  %-44s %-10s %-24s %10.2f %10.2f %7.3f\n", e.key.ToString(),
+                           config_table::StateName(e.state), e.config.ToString(), e.default_us, e.tuned_us, sp);
+  }
+  return out;
+}
+
+}  // namespace
+
 void Runtime::AtExit() {
   if (!settings_.export_path.empty()) Export(nullptr);
   if (!settings_.summary) return;
+  // Communicators destroyed before exit (PyTorch destroys its process groups) first, then live ones.
   std::vector<std::shared_ptr<CommState>> live;
+  config_table::ExportSet retired;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    retired = retired_;
     for (auto& [c, cs] : comms_) live.push_back(cs);
+  }
+  for (const auto& [fp, entries] : retired.comms) {
+    if (entries.empty()) continue;
+    LogAlways(SummaryTable(absl::StrFormat("summary: destroyed communicator of %d ranks", fp.nranks), entries));
   }
   for (auto& cs : live) {
     if (cs->rank() != 0 || cs->passthrough()) continue;
@@ -716,16 +739,9 @@ void Runtime::AtExit() {
     SnapshotForExport(*cs);
     std::vector<config_table::Entry> all = cs->table().Snapshot();
     if (all.empty()) continue;
-    std::string out = absl::StrFormat("summary: communicator %p, %d ranks%s%s\n", static_cast<void*>(cs->comm()),
-                                      cs->nranks(), cs->stopped ? ", tuning stopped: " : "", cs->stop_reason);
-    out += absl::StrFormat("  %-44s %-10s %-24s %10s %10s %7s\n", "workload", "state", "config", "default_us",
-                           "tuned_us", "speedup");
-    for (const auto& e : all) {
-      const double sp = (e.default_us > 0 && e.tuned_us > 0) ? e.default_us / e.tuned_us : 0;
-      out += absl::StrFormat("  %-44s %-10s %-24s %10.2f %10.2f %7.3f\n", e.key.ToString(),
-                             config_table::StateName(e.state), e.config.ToString(), e.default_us, e.tuned_us, sp);
-    }
-    LogAlways(out);
+    LogAlways(SummaryTable(absl::StrFormat("summary: communicator %p, %d ranks%s%s", static_cast<void*>(cs->comm()),
+                                           cs->nranks(), cs->stopped ? ", tuning stopped: " : "", cs->stop_reason),
+                           all));
   }
 }
 
