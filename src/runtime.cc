@@ -706,8 +706,8 @@ namespace {
 
 std::string SummaryTable(const std::string& title, const std::vector<config_table::Entry>& all) {
   std::string out = title + "\n";
-  out += absl::StrFormat("  %-44s %-10s %-24s %10s %10s %7s\n", "workload", "state", "config", "default_us",
-                         "tuned_us", "speedup");
+  out += absl::StrFormat("  %-44s %-10s %-24s %10s %10s %7s\n", "workload", "state", "config", "default_us", "tuned_us",
+                         "speedup");
   for (const auto& e : all) {
     const double sp = (e.default_us > 0 && e.tuned_us > 0) ? e.default_us / e.tuned_us : 0;
     out += absl::StrFormat("  %-44s %-10s %-24s %10.2f %10.2f %7.3f\n", e.key.ToString(),
