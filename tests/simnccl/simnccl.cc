@@ -558,6 +558,21 @@ void Store(ncclDataType_t t, void* p, size_t i, double v) {
 }
 bool IsInt(ncclDataType_t t) { return t <= ncclUint64; }
 
+// One step of a reduction; sum, avg and premulsum (already scaled) all add.
+template <typename T>
+T Combine(ncclRedOp_t op, T acc, T v) {
+  switch (op) {
+    case ncclProd:
+      return acc * v;
+    case ncclMax:
+      return std::max(acc, v);
+    case ncclMin:
+      return std::min(acc, v);
+    default:
+      return acc + v;
+  }
+}
+
 // dst[i] = op over srcs[k][i]; 16-bit and 8-bit floats reduce in float, like NCCL's device code.
 void Reduce(ncclDataType_t t, ncclRedOp_t op, void* dst, const std::vector<const char*>& srcs, size_t count) {
   if (t == ncclFloat32 && op == ncclSum) {  // fast path for the common case
@@ -574,22 +589,7 @@ void Reduce(ncclDataType_t t, ncclRedOp_t op, void* dst, const std::vector<const
       using T = decltype(tag);
       for (size_t i = 0; i < count; i++) {
         T acc = ((const T*)srcs[0])[i];
-        for (size_t k = 1; k < srcs.size(); k++) {
-          T v = ((const T*)srcs[k])[i];
-          switch (op) {
-            case ncclProd:
-              acc *= v;
-              break;
-            case ncclMax:
-              acc = std::max(acc, v);
-              break;
-            case ncclMin:
-              acc = std::min(acc, v);
-              break;
-            default:
-              acc += v;
-          }
-        }
+        for (size_t k = 1; k < srcs.size(); k++) acc = Combine(op, acc, ((const T*)srcs[k])[i]);
         if (op == ncclAvg) acc /= static_cast<T>(srcs.size());
         ((T*)dst)[i] = acc;
       }
@@ -605,20 +605,7 @@ void Reduce(ncclDataType_t t, ncclRedOp_t op, void* dst, const std::vector<const
   for (size_t i = 0; i < count; i++) {
     double acc = Load(t, srcs[0], i);
     for (size_t k = 1; k < srcs.size(); k++) {
-      double v = Load(t, srcs[k], i);
-      switch (op) {
-        case ncclProd:
-          acc *= v;
-          break;
-        case ncclMax:
-          acc = std::max(acc, v);
-          break;
-        case ncclMin:
-          acc = std::min(acc, v);
-          break;
-        default:
-          acc += v;  // sum, avg, premulsum (already scaled)
-      }
+      acc = Combine(op, acc, Load(t, srcs[k], i));
       if (narrowFloat) acc = (float)acc;
     }
     if (op == ncclAvg) acc = IsInt(t) ? (double)((int64_t)acc / (int64_t)srcs.size()) : acc / srcs.size();
