@@ -229,6 +229,21 @@ TEST(Sim, ImportSkipsTuning) {
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
+// Run with CCLTUNE_IMPORT naming a file that does not parse: the leader says so in one line and
+// tuning goes on from NCCL's defaults, in lockstep.
+TEST(Sim, BadImportIsIgnoredAndTuningGoesOn) {
+  ASSERT_TRUE(api().present());
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 256 * 1024, 500);
+  CheckedAllReduce(comm, 256 * 1024, g_size, g_rank);
+  if (g_rank == 0) {
+    auto s = Stats(comm, 4, ncclFloat32, ncclSum, 1 << 20);
+    EXPECT_EQ(s.state, ccltuneStateConverged);
+    EXPECT_GT(s.samples, 0);
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
 // Run with CCLTUNE_DISABLE=1: a pure pass-through.
 TEST(Sim, DisableIsPassThrough) {
   ASSERT_TRUE(api().present());

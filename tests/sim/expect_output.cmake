@@ -1,0 +1,10 @@
+# Runs CMD (a list) and succeeds only if it succeeds and its output contains EXPECT.
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 170)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the run failed (${rc}):\n${out}\n${err}")
+endif()
+string(FIND "${out}${err}" "${EXPECT}" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "the run succeeded without '${EXPECT}':\n${out}\n${err}")
+endif()
+message(STATUS "found as expected: '${EXPECT}'")
