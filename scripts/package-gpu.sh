@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds libccltune.so and ccltune-bench here and packs them (ignored by git; name it in the device
-# tool's carry), with the shared libraries they need
-# that a GPU host may lack (Debian's Abseil), into DIR (default .gpu/), for hosts where nothing can
+# Builds libccltune.so and ccltune-bench here and packs them, with the shared libraries they need
+# that a GPU host may lack (Debian's Abseil), into DIR (default .gpu/, ignored by git: carry it to
+# the GPU host explicitly), for hosts where nothing can
 # be installed. Run there with scripts/gpu-carried-run.sh. The host must provide the CUDA driver,
 # NCCL (e.g. PyTorch's wheel), an Open MPI 4.x (libmpi.so.40, mpirun) and a glibc >= Debian 12's.
 set -euo pipefail
