@@ -436,6 +436,7 @@ struct Search::Impl {
 
   static constexpr int kMaxStagedRounds = 4;  // exploration batches, round 0 included
   static constexpr int kMaxFinalists = 4;
+  static constexpr int kGridLanes = 2;  // leading subspaces that get the full round grid in round 1
   static constexpr double kFinalistMargin = 0.06;
   static constexpr int kFinalExtraSamples = 2;  // finalists get this many samples more than explorers
   static constexpr int kCallBudget = 200;       // soft cap on candidate calls of one search
@@ -471,14 +472,21 @@ struct Search::Impl {
     return b;
   }
 
+  // Round channel counts below the budget: where measured tables put their points and where
+  // performance steps tend to be (per-channel work crossing a power-of-two boundary).
+  std::vector<int> RoundPoints() const {
+    std::vector<int> nice;
+    for (int c : {2, 4, 8, 12, 16, 24, 32, 48, 64})
+      if (c < MaxChannels(space)) nice.push_back(c);
+    return nice;
+  }
+
   std::vector<int> InitialPoints(int k) const {
     const int mc = MaxChannels(space);
     std::vector<int> out = {mc};  // NCCL's usual channel count first
-    // Round channel counts (where measured tables put their points and performance steps tend to
-    // be) when there is room for them, else a log-spread from 2 to the budget snapped to the ladder.
-    std::vector<int> nice;
-    for (int c : {2, 4, 8, 12, 16, 24, 32, 48, 64})
-      if (c < mc) nice.push_back(c);
+    // Round channel counts when there is room for them, else a log-spread from 2 to the budget
+    // snapped to the ladder.
+    const std::vector<int> nice = RoundPoints();
     if (k >= static_cast<int>(nice.size()) + 1) {
       out.insert(out.end(), nice.begin(), nice.end());
     } else if (k >= 2) {
@@ -540,19 +548,28 @@ struct Search::Impl {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lbest[a] < lbest[b]; });
     const int mc = MaxChannels(space);
     bool any = false;
-    for (size_t i : order) {
-      const Lane& l = lanes[i];
+    for (size_t n = 0; n < order.size(); ++n) {
+      const Lane& l = lanes[order[n]];
       const auto pts = LanePoints(l);
       int at = 0;
       if (!std::isfinite(BestOf(pts, &at))) continue;
+      std::vector<int> probes;
+      if (round == 1 && static_cast<int>(n) < kGridLanes) {
+        // The leading subspaces first get every round channel count: measured landscapes have
+        // isolated dips (one channel count 5-10% better than both neighbours) that a bracket
+        // search started from a sparse spread walks past.
+        for (int c : RoundPoints())
+          if (!Measured(LaneConfig(l, c, -1))) probes.push_back(c);
+      }
       const int ch = pts[at].first;
       const int lo = at > 0 ? pts[at - 1].first : 0;
       const int hi = at + 1 < static_cast<int>(pts.size()) ? pts[at + 1].first : mc + 1;
-      std::vector<int> probes;
-      for (int c : Between(lo, ch))
-        if (c >= 1) probes.push_back(c);
-      for (int c : Between(ch, hi))
-        if (c >= 1 && c <= mc) probes.push_back(c);
+      if (probes.empty()) {
+        for (int c : Between(lo, ch))
+          if (c >= 1) probes.push_back(c);
+        for (int c : Between(ch, hi))
+          if (c >= 1 && c <= mc) probes.push_back(c);
+      }
       int added = 0;
       for (int c : probes) {
         if (explore_calls + CallsPerCandidate() > kCallBudget - kConfirmReserve) break;

@@ -2,9 +2,9 @@
 // every acceptance row (allreduce / allgather / reducescatter x nccl-tests sizes 256K..256M, 4 ranks)
 // driven exactly like the leader drives it, with the simulated NCCL's own noise (lognormal sigma 4%,
 // 0.5% outliers x1.5-2.5). Built-in model: channel budget 32 searched while the simulated NCCL clamps
-// at 24. Table model (h200x4 measurements): budget 24. Targets per row, in >= 99% of seeds: final
-// config's true time <= 1.03 x the exhaustive optimum and <= 1.01 x the default's, <= 200 candidate
-// calls (warm-up and confirmation included) and <= 7 batches.
+// at 24. Table model (h200x4 measurements): budget 24, and 32 (ccltune's default budget) clamped at 24. Targets per
+// row, in >= 99% of seeds: final config's true time <= 1.03 x the exhaustive optimum and <= 1.01 x the default's, <=
+// 200 candidate calls (warm-up and confirmation included) and <= 7 batches.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +28,7 @@ constexpr int kRanks = 4;
 constexpr int kSimBudget = 24;  // what the simulated NCCL runs at most
 constexpr double kSigma = 0.04;
 constexpr double kMaxRatio = 1.03;
+constexpr double kAcceptRatio = 1.05;  // the per-row acceptance bound of the simulated sweep (bench/sim.sh)
 constexpr double kMaxVsDefault = 1.01;
 constexpr int kMaxCalls = 200;
 constexpr int kMaxBatches = 7;
@@ -114,7 +115,7 @@ RunResult Run(Row& row, uint64_t seed, uint64_t comm_hash) {
 
 struct RowSummary {
   std::string name;
-  int n = 0, ok_ratio = 0, ok_default = 0, ok_all = 0, converged = 0;
+  int n = 0, ok_ratio = 0, ok_accept = 0, ok_default = 0, ok_all = 0, converged = 0;
   int calls_med = 0, calls_p95 = 0, calls_max = 0, batches_med = 0, batches_p95 = 0, batches_max = 0;
   double worst_ratio = 0, worst_vs_default = 0, default_ratio = 0;
   std::string worst_config;
@@ -130,6 +131,7 @@ RowSummary RunRow(Row& row, uint64_t row_index) {
     ++s.n;
     s.converged += r.converged;
     s.ok_ratio += r.ratio <= kMaxRatio;
+    s.ok_accept += r.ratio <= kAcceptRatio;
     s.ok_default += r.vs_default <= kMaxVsDefault;
     s.ok_all += r.converged && r.ratio <= kMaxRatio && r.vs_default <= kMaxVsDefault && r.calls <= kMaxCalls &&
                 r.batches <= kMaxBatches;
@@ -148,10 +150,10 @@ RowSummary RunRow(Row& row, uint64_t row_index) {
   s.batches_max = batches.back();
   std::printf(
       "[ sim-model ] %-22s def/opt %.3f | calls med %3d p95 %3d max %3d | batches med %d p95 %d max %d | "
-      "worst %.3f (%s) | <=1.03 %3d%% | <=1.01*def %3d%% | all targets %3d%%\n",
+      "worst %.3f (%s) | <=1.03 %3d%% | <=1.05 %3d%% | <=1.01*def %3d%% | all targets %3d%%\n",
       s.name.c_str(), s.default_ratio, s.calls_med, s.calls_p95, s.calls_max, s.batches_med, s.batches_p95,
-      s.batches_max, s.worst_ratio, s.worst_config.c_str(), 100 * s.ok_ratio / s.n, 100 * s.ok_default / s.n,
-      100 * s.ok_all / s.n);
+      s.batches_max, s.worst_ratio, s.worst_config.c_str(), 100 * s.ok_ratio / s.n, 100 * s.ok_accept / s.n,
+      100 * s.ok_default / s.n, 100 * s.ok_all / s.n);
   return s;
 }
 
@@ -193,6 +195,15 @@ TEST(SimModel, TableModelH200x4) {
   const auto m = simnccl::LoadTableModel(path, &err);
   ASSERT_NE(m, nullptr) << err;
   CheckRows(*m, 24, "table");
+}
+
+TEST(SimModel, TableModelH200x4Budget32) {
+  const std::string path = SIMNCCL_DATA_FILE;
+  if (!std::ifstream(path)) GTEST_SKIP() << "no table " << path;
+  std::string err;
+  const auto m = simnccl::LoadTableModel(path, &err);
+  ASSERT_NE(m, nullptr) << err;
+  CheckRows(*m, 32, "table-b32");
 }
 
 }  // namespace

@@ -785,7 +785,11 @@ void RunColl(Task& t, bool moveRequested) {
     if (c->rank != 0) usleep(200000);
     _exit(3);
   }
-  rt.clockUs = start + t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
+  const double ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
+  rt.clockUs = start + ranUs;
+  if (c->rank == 0)
+    rt.Trace("ran comm %s op %llu %s model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
+             Describe(h->slots[0].rec).c_str(), t.durUs, ranUs);
   if (anyMove && rt.env.move != Settings::kNever) {
     rt.movedCalls++;
     const size_t es = TypeSize(t.dtype), n = c->nranks, me = c->rank;
