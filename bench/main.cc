@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -18,7 +19,9 @@
 
 #include "bench/api.hpp"
 #include "bench/collective.hpp"
+#include "bench/load.hpp"
 #include "bench/options.hpp"
+#include "bench/overhead_mode.hpp"
 #include "bench/report.hpp"
 #include "executor/executor.hpp"
 #include "optimizer/optimizer.hpp"
@@ -69,10 +72,23 @@ struct Bench {
   std::unique_ptr<executor::Device> device;
   executor::Stream stream = nullptr;
   ncclComm_t a = nullptr;  // NCCL's default
-  ncclComm_t b = nullptr;  // tuned by ccltune (compare mode)
+  ncclComm_t b = nullptr;  // tuned by ccltune (compare and overhead modes)
+  ncclComm_t c = nullptr;  // overhead mode: forced to B's converged config
   CcltuneApi api;
   SimHooks sim;
-  bool tuning = false;  // ccltune loaded, active, and accepted the modes on every rank
+  bool tuning = false;                       // ccltune loaded, active, and accepted the modes on every rank
+  std::unique_ptr<GpuKernels> kernels;       // CUDA backend, when built in and needed
+  std::unique_ptr<BackgroundLoad> load;      // --interference on the CUDA backend
+  LoadStats load_alone;                      // the load's throughput with no collectives running
+  nlohmann::json overhead_report = nullptr;  // overhead mode's section of the report (rank 0)
+
+  // The background load runs while collectives are tuned and timed, and never during data checks.
+  void LoadOn() {
+    if (load) load->Resume();
+  }
+  void LoadOff() {
+    if (load) Check(load->Pause(), "pausing the background load");
+  }
 
   struct Row {
     Coll coll;
@@ -102,6 +118,7 @@ struct Bench {
   // as nccl-tests reports); the result per communicator is the median over calls.
   std::vector<std::optional<double>> TimeInterleaved(const Row& row, const std::vector<ncclComm_t>& comms) {
     const size_t k = comms.size();
+    LoadOn();
     for (int i = 0; i < opt.warmup; ++i)
       for (ncclComm_t c : comms) Run(row, c);
     executor::Timer timer(device.get(), static_cast<int>(opt.iters * k) + 1);
@@ -113,6 +130,7 @@ struct Bench {
       }
     }
     Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
+    LoadOff();
     std::vector<executor::Sample> samples;
     timer.Harvest(&samples);
     std::vector<double> per_call(opt.iters * k, -1.0);  // -1: not measured on this rank
@@ -142,6 +160,7 @@ struct Bench {
   // same call. The stream is synchronized at each check, as a training loop does once per step.
   void Tune(const Row& row, RowResult* r) {
     int64_t calls = 0;
+    LoadOn();
     for (;;) {
       int64_t block = std::min<int64_t>(8, opt.max_tune_calls - calls);
       for (int64_t i = 0; i < block; ++i) Run(row, b);
@@ -162,6 +181,7 @@ struct Bench {
         break;
       }
     }
+    LoadOff();
     r->tune_calls = calls;
   }
 
@@ -266,6 +286,234 @@ struct Bench {
   }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Overhead mode
+
+// Host time of each enqueue call on `comms` (interleaved call by call), in bursts held back on the
+// GPU by a spin kernel so that the host never waits for a full launch queue: what a training loop
+// pays on the CPU per call, ccltune's event records and sync ops included. Without the kernels (a
+// build without nvcc, or the simulated backend) the GPU is not held: `held` says so.
+struct HostTiming {
+  std::vector<std::vector<double>> us;  // per communicator, this rank
+  int64_t rounds = 0;
+  int64_t rounds_caught_up = 0;  // the hold ended before the burst was enqueued (GPU may have idled)
+  double final_hold_us = 0;
+  bool held = false;
+};
+
+HostTiming MeasureHostTimes(Bench& bench, const Bench::Row& row, const std::vector<ncclComm_t>& comms) {
+  constexpr int kBurst = 50;  // calls per communicator per held burst
+  HostTiming h;
+  h.us.resize(comms.size());
+  h.held = bench.kernels != nullptr;
+  uint64_t hold_ns = 2'000'000;
+  executor::Event after_hold = nullptr;
+  if (h.held) {
+    absl::StatusOr<executor::Event> e = bench.device->CreateEvent();
+    Check(e.status(), "overhead: creating an event");
+    after_hold = *e;
+  }
+  for (int i = 0; i < 3; ++i)  // settle: first calls of each communicator on this stream
+    for (ncclComm_t c : comms) bench.Run(row, c);
+  Check(bench.device->StreamSynchronize(bench.stream), "overhead: stream synchronize");
+  const int rounds = (bench.opt.overhead_calls + kBurst - 1) / kBurst;
+  for (int r = 0; r < rounds; ++r) {
+    if (h.held) {
+      Check(bench.kernels->Hold(bench.device.get(), bench.stream, hold_ns), "overhead: launching the hold kernel");
+      Check(bench.device->RecordEvent(after_hold, bench.stream), "overhead: recording an event");
+    }
+    for (int i = 0; i < kBurst; ++i) {
+      for (size_t c = 0; c < comms.size(); ++c) {
+        const auto t0 = std::chrono::steady_clock::now();
+        bench.Run(row, comms[c]);
+        const auto t1 = std::chrono::steady_clock::now();
+        h.us[c].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      }
+    }
+    if (h.held) {
+      absl::StatusOr<executor::EventState> st = bench.device->QueryEvent(after_hold);
+      Check(st.status(), "overhead: querying an event");
+      if (*st == executor::EventState::kDone) {
+        ++h.rounds_caught_up;
+        hold_ns = std::min<uint64_t>(hold_ns * 2, 200'000'000);
+      }
+    }
+    Check(bench.device->StreamSynchronize(bench.stream), "overhead: stream synchronize");
+    ++h.rounds;
+  }
+  if (after_hold) bench.device->DestroyEvent(after_hold);
+  h.final_hold_us = h.held ? static_cast<double>(hold_ns) / 1000.0 : 0;
+  return h;
+}
+
+// The overhead mode: A keeps NCCL's default, B is tuned to convergence, C is forced to B's config.
+// Forced mode applies the same config through the same plugin path as B's converged state but
+// without timing or sync ops, so B - C is exactly what ccltune's bookkeeping costs per call (NCCL's
+// own env variables would change the communicator's channel set, not just the call's config).
+// Across runs, the same mode with CCLTUNE_DISABLE=1 and without the preload measures A only.
+void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_errors) {
+  const Options& opt = bench.opt;
+  const int rank = bench.rank;
+  struct Item {
+    std::unique_ptr<RowBuffers> buffers;
+    Bench::Row row;
+    RowResult r;
+  };
+  std::vector<Item> items;
+  for (Coll coll : opt.colls)
+    for (int dtype : opt.dtypes)
+      for (uint64_t size : SweepSizes(opt)) {
+        Geometry g = ComputeGeometry(coll, size, dtype, opt.op, bench.nranks);
+        if (g.count == 0) continue;
+        absl::StatusOr<std::unique_ptr<RowBuffers>> buffers =
+            RowBuffers::Create(bench.device.get(), coll, g, dtype, opt.root, bench.rank, bench.nranks, opt.seed);
+        Check(buffers.status(), "allocating buffers");
+        Item it;
+        it.buffers = *std::move(buffers);
+        it.row = Bench::Row{coll, dtype, g, it.buffers.get()};
+        it.r.coll = coll;
+        it.r.dtype = dtype;
+        it.r.op = g.op;
+        it.r.bytes = g.bytes;
+        it.r.count = g.count;
+        items.push_back(std::move(it));
+      }
+  const bool t = bench.tuning;
+  std::vector<ncclComm_t> comms =
+      t ? std::vector<ncclComm_t>{bench.a, bench.b, bench.c} : std::vector<ncclComm_t>{bench.a};
+  const char* names[] = {"default", "converged", "forced"};
+  auto set_mode = [&](ncclComm_t comm, ccltuneMode_t mode, const ccltuneConfig_t* cfg, const char* what) {
+    if (!AllRanks(bench.api.SetMode(comm, mode, cfg) == ccltuneSuccess)) Fatal(std::string("ccltuneSetMode: ") + what);
+  };
+  int64_t errors = 0;
+
+  // 1. NCCL's default on every communicator and row: the memory baseline.
+  if (t) {
+    set_mode(bench.b, ccltuneModeDefault, nullptr, "B default");
+    set_mode(bench.c, ccltuneModeDefault, nullptr, "C default");
+  }
+  const int default_calls = std::max(opt.warmup, 20);
+  for (Item& it : items) {
+    if (opt.check) errors += bench.DataCheck(it.row, bench.a);
+    for (int i = 0; i < default_calls; ++i)
+      for (ncclComm_t c : comms) bench.Run(it.row, c);
+  }
+  Check(bench.device->StreamSynchronize(bench.stream), "stream synchronize");
+  std::vector<double> mem_default = GatherUsedMiB(bench.device.get());
+
+  // 2. Tune B on every row (each explores the configurations ccltune's search visits).
+  std::vector<double> mem_tuned;
+  if (t) {
+    set_mode(bench.b, ccltuneModeTune, nullptr, "B tune");
+    for (Item& it : items) bench.Tune(it.row, &it.r);
+    Check(bench.device->StreamSynchronize(bench.stream), "stream synchronize");
+    mem_tuned = GatherUsedMiB(bench.device.get());
+  }
+
+  // 3. Per row: C forced to B's config; host and GPU time per call of A, B, C.
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (Item& it : items) {
+    ccltuneConfig_t cfg{-1, -1, 0, 0};
+    if (t) {
+      if (std::optional<ccltuneWorkloadStats_t> s = bench.Stats(it.row, bench.b)) {
+        cfg = s->config;
+        it.r.config = s->config;
+        if (s->convergeCalls > 0 || Settled(s->state)) it.r.converge_calls = s->convergeCalls;
+      }
+      int64_t f[4] = {cfg.algorithm, cfg.protocol, cfg.channels, cfg.chunkBytes};
+      MPI_Bcast(f, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+      cfg = ccltuneConfig_t{static_cast<int>(f[0]), static_cast<int>(f[1]), static_cast<int>(f[2]), f[3]};
+      set_mode(bench.c, ccltuneModeForced, &cfg, "C forced to B's config");
+      if (opt.check) {
+        errors += bench.DataCheck(it.row, bench.b);
+        errors += bench.DataCheck(it.row, bench.c);
+      }
+    }
+    HostTiming h = MeasureHostTimes(bench, it.row, comms);
+    std::vector<std::optional<double>> gpu = bench.TimeInterleaved(it.row, comms);
+    it.r.default_us = gpu[0];
+    if (t) it.r.tuned_us = gpu[1];
+    nlohmann::json host = nlohmann::json::object();
+    nlohmann::json gpu_json = nlohmann::json::object();
+    std::vector<HostTimes> summaries;
+    for (size_t c = 0; c < comms.size(); ++c) {
+      HostTimes ht = SummarizeHostTimes(h.us[c]);
+      GatherHostTimes(&ht);
+      host[names[c]] = HostTimesJson(ht);
+      gpu_json[names[c]] = gpu[c] ? nlohmann::json(*gpu[c]) : nlohmann::json(nullptr);
+      summaries.push_back(ht);
+    }
+    int64_t caught_up = h.rounds_caught_up;
+    MPI_Allreduce(MPI_IN_PLACE, &caught_up, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::printf("#   %s %llu B %s: host us/call median", std::string(CollName(it.r.coll)).c_str(),
+                  static_cast<unsigned long long>(it.r.bytes), std::string(DtypeName(it.r.dtype)).c_str());
+      for (size_t c = 0; c < comms.size(); ++c) std::printf(" %s %.2f", names[c], summaries[c].median);
+      std::printf(" | gpu us/call");
+      for (size_t c = 0; c < comms.size(); ++c)
+        std::printf(" %s %s", names[c], gpu[c] ? std::to_string(*gpu[c]).c_str() : "n/a");
+      std::printf(
+          " | config %s%s\n", t ? ConfigText(cfg).c_str() : "n/a",
+          h.held ? "" : " | GPU not held (simulated backend, or no kernels built in): the host may have waited");
+      rows_json.push_back({{"collective", std::string(CollName(it.r.coll))},
+                           {"bytes", it.r.bytes},
+                           {"dtype", std::string(DtypeName(it.r.dtype))},
+                           {"config", t ? nlohmann::json(ConfigText(cfg)) : nlohmann::json(nullptr)},
+                           {"host_us", host},
+                           {"gpu_us", gpu_json},
+                           {"gpu_held", h.held},
+                           {"rounds", h.rounds},
+                           {"rounds_gpu_caught_up_all_ranks", caught_up},
+                           {"final_hold_us", h.final_hold_us}});
+    }
+  }
+  std::vector<double> mem_forced = GatherUsedMiB(bench.device.get());
+  int64_t total_errors = 0;
+  MPI_Allreduce(&errors, &total_errors, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  *check_errors += total_errors;
+  for (Item& it : items) {
+    if (rank != 0) it.r.default_us = it.r.tuned_us = std::nullopt;
+    results->push_back(it.r);
+  }
+  if (rank == 0) {
+    auto delta = [](const std::vector<double>& a, const std::vector<double>& b) {
+      std::vector<double> d;
+      if (a.size() == b.size())
+        for (size_t i = 0; i < a.size(); ++i) d.push_back(a[i] - b[i]);
+      return d;
+    };
+    nlohmann::json memory = {
+        {"note", "device memory used (cuMemGetInfo total - free) in MiB per rank, after " +
+                     std::to_string(default_calls) +
+                     " default calls of every row on every communicator, after tuning B on every row, "
+                     "and after C was forced to B's configs"},
+        {"after_default_mib", mem_default},
+        {"after_tuning_mib", mem_tuned},
+        {"after_forced_mib", mem_forced},
+        {"tuning_minus_default_mib", delta(mem_tuned, mem_default)}};
+    if (mem_default.empty()) memory["note"] = "no device memory information on this backend";
+    bench.overhead_report = {
+        {"communicators",
+         t ? nlohmann::json::array({"default: A in ccltuneModeDefault", "converged: B tuned to convergence",
+                                    "forced: C in ccltuneModeForced with B's config (no timing, no sync ops)"})
+           : nlohmann::json::array({"default: A (ccltune absent, disabled or not tuning)"})},
+        {"host_timing",
+         "wall time of each enqueue call (steady_clock around the NCCL call), communicators interleaved call by call, "
+         "bursts of 50 per communicator queued behind a GPU spin kernel so the host never waits for the GPU"},
+        {"rows", rows_json},
+        {"memory", memory}};
+    if (!mem_default.empty()) {
+      std::printf("# device memory MiB per rank: after default");
+      for (double v : mem_default) std::printf(" %.0f", v);
+      if (!mem_tuned.empty()) {
+        std::printf(" | after tuning");
+        for (double v : mem_tuned) std::printf(" %.0f", v);
+      }
+      std::printf("\n");
+    }
+  }
+}
+
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -324,24 +572,63 @@ int Main(int argc, char** argv) {
   bench.device = *std::move(device);
   absl::StatusOr<int> ngpus = bench.device->DeviceCount();
   Check(ngpus.status(), "counting devices");
-  Check(bench.device->SetDevice(rank % std::max(1, *ngpus)), "selecting the device");
+  const int ordinal = rank % std::max(1, *ngpus);
+  Check(bench.device->SetDevice(ordinal), "selecting the device");
   absl::StatusOr<executor::Stream> stream = bench.device->CreateStream();
   Check(stream.status(), "creating a stream");
   bench.stream = *stream;
+
+  // The bench's own kernels (CUDA only): the interference load, and the overhead mode's hold.
+  const bool cuda = bench.device->backend() == executor::Backend::kCuda;
+  nlohmann::json load_json = nullptr;
+  if (opt.load.on()) {
+    load_json = {{"kinds", opt.load.Kinds()},
+                 {"gemm_n", opt.load.gemm ? nlohmann::json(opt.load.gemm_n) : nlohmann::json(nullptr)},
+                 {"mem_bytes", opt.load.mem ? nlohmann::json(opt.load.mem_bytes) : nlohmann::json(nullptr)},
+                 {"depth", opt.load.depth}};
+    if (!cuda) {
+      load_json["effect"] = "none: the simulated backend runs no GPU kernels";
+      if (rank == 0)
+        std::printf("# --interference %s: no effect on the simulated backend (it runs no GPU kernels)\n",
+                    opt.load.Kinds().c_str());
+    } else if (!KernelsBuiltIn()) {
+      Fatal(
+          "--interference needs the bench's GPU kernels, and this ccltune-bench was built without them (no nvcc "
+          "at build time: configure with -DCCLTUNE_BENCH_KERNELS=ON and CCLTUNE_NVCC pointing at nvcc)");
+    }
+  }
+  if (cuda && KernelsBuiltIn() && (opt.load.on() || opt.overhead)) {
+    absl::StatusOr<std::unique_ptr<GpuKernels>> k = GpuKernels::Load(bench.device.get());
+    Check(k.status(), "loading the bench's GPU kernels");
+    bench.kernels = *std::move(k);
+  }
+  if (cuda && opt.load.on()) {
+    absl::StatusOr<std::unique_ptr<BackgroundLoad>> l = BackgroundLoad::Create(opt.load, ordinal, bench.kernels.get());
+    Check(l.status(), "starting the background load");
+    bench.load = *std::move(l);
+    // Its throughput alone, before any collective (all ranks at once, as later).
+    MPI_Barrier(MPI_COMM_WORLD);
+    absl::StatusOr<LoadStats> alone = CalibrateLoad(bench.load.get(), 500);
+    Check(alone.status(), "running the background load alone");
+    bench.load_alone = *alone;
+  }
 
   bench.api = ResolveCcltune();
   bench.sim = ResolveSimHooks();
   const bool preloaded = bench.api.present();
   const bool active = preloaded && bench.api.IsActive() == 1;
 
-  ncclUniqueId ids[2];
+  ncclUniqueId ids[3];
   if (rank == 0) {
     CheckNccl(ncclGetUniqueId(&ids[0]), "ncclGetUniqueId");
-    if (opt.compare) CheckNccl(ncclGetUniqueId(&ids[1]), "ncclGetUniqueId");
+    if (opt.compare || opt.overhead) CheckNccl(ncclGetUniqueId(&ids[1]), "ncclGetUniqueId");
+    if (opt.overhead) CheckNccl(ncclGetUniqueId(&ids[2]), "ncclGetUniqueId");
   }
   MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, MPI_COMM_WORLD);
   CheckNccl(ncclCommInitRank(&bench.a, bench.nranks, ids[0], rank), "ncclCommInitRank (A)");
-  if (opt.compare) CheckNccl(ncclCommInitRank(&bench.b, bench.nranks, ids[1], rank), "ncclCommInitRank (B)");
+  if (opt.compare || opt.overhead)
+    CheckNccl(ncclCommInitRank(&bench.b, bench.nranks, ids[1], rank), "ncclCommInitRank (B)");
+  if (opt.overhead) CheckNccl(ncclCommInitRank(&bench.c, bench.nranks, ids[2], rank), "ncclCommInitRank (C)");
 
   // A runs NCCL's default; B keeps ccltune's default mode (tune). Every rank must agree.
   bench.tuning = AllRanks(active);
@@ -358,6 +645,8 @@ int Main(int argc, char** argv) {
   meta.warmup = opt.warmup;
   if (opt.compare) meta.modes.push_back("compare");
   if (opt.oracle) meta.modes.push_back("oracle");
+  if (opt.overhead) meta.modes.push_back("overhead");
+  meta.interference = bench.load != nullptr;
   meta.ccltune_version = bench.api.Version();
   meta.preloaded = preloaded;
   meta.budget = opt.budget;
@@ -380,7 +669,11 @@ int Main(int argc, char** argv) {
 
   std::vector<RowResult> rows;
   int64_t check_errors = 0;
-  for (Coll coll : opt.colls) {
+  if (opt.overhead) {
+    if (rank == 0) std::printf("#\n# overhead mode\n");
+    RunOverhead(bench, &rows, &check_errors);
+  }
+  for (Coll coll : opt.overhead ? std::vector<Coll>{} : opt.colls) {
     if (rank == 0) PrintTableHeader(coll, opt.compare, opt.oracle);
     for (int dtype : opt.dtypes) {
       for (uint64_t size : SweepSizes(opt)) {
@@ -399,6 +692,40 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // The background load's own throughput: alone, and while the collectives ran (every rank).
+  if (bench.load) {
+    const LoadStats under = bench.load->stats().Minus(bench.load_alone);
+    const LoadStats& alone = bench.load_alone;
+    double mine[6] = {alone.GemmTflops(), alone.MemGBps(), alone.Busy(),
+                      under.GemmTflops(), under.MemGBps(), under.Busy()};
+    std::vector<double> all(rank == 0 ? 6 * bench.nranks : 0);
+    MPI_Gather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int64_t kernels[2] = {under.gemm_kernels, under.mem_kernels};
+    MPI_Allreduce(MPI_IN_PLACE, kernels, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+      auto column = [&](int j) {
+        std::vector<double> v;
+        for (int r = 0; r < bench.nranks; ++r) v.push_back(all[6 * r + j]);
+        return v;
+      };
+      load_json["note"] =
+          "per rank; kernel times from events around each background kernel on its own stream; busy = summed "
+          "kernel time / wall time the load ran; 'alone' = 0.5 s with no collectives, 'with_collectives' = while "
+          "tuning and timing";
+      load_json["alone"] = {{"gemm_tflops", column(0)}, {"mem_gbps", column(1)}, {"busy", column(2)}};
+      load_json["with_collectives"] = {{"gemm_tflops", column(3)},
+                                       {"mem_gbps", column(4)},
+                                       {"busy", column(5)},
+                                       {"gemm_kernels_all_ranks", kernels[0]},
+                                       {"mem_kernels_all_ranks", kernels[1]}};
+      std::printf(
+          "# background load (rank 0): alone %.1f TFLOP/s gemm, %.0f GB/s mem; with collectives %.1f "
+          "TFLOP/s, %.0f GB/s, busy %.0f%%\n",
+          mine[0], mine[1], mine[3], mine[4], 100 * mine[5]);
+    }
+  }
+  meta.interference_load = load_json;
+
   // The simulated NCCL's cross-rank consistency checker: a mismatch is seen by every rank of the
   // collective, so take the maximum rather than the sum.
   long long sim_mismatches = bench.sim.MismatchCount ? bench.sim.MismatchCount() : 0;
@@ -409,7 +736,7 @@ int Main(int argc, char** argv) {
                 static_cast<long long>(mismatches), static_cast<long long>(check_errors), sim_mismatches,
                 bench.sim.MismatchCount ? "" : ": not present");
     if (!opt.json_path.empty()) {
-      absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches);
+      absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches, bench.overhead_report);
       if (!st.ok())
         std::fprintf(stderr, "ccltune-bench: %s\n", std::string(st.message()).c_str());
       else
@@ -418,6 +745,9 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  bench.load.reset();
+  bench.kernels.reset();
+  if (bench.c) ncclCommDestroy(bench.c);
   if (bench.b) ncclCommDestroy(bench.b);
   ncclCommDestroy(bench.a);
   bench.device->DestroyStream(bench.stream);

@@ -149,17 +149,22 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        }},
       {"--mode",
        [&](const std::string& v) -> absl::Status {
-         o.compare = o.oracle = false;
+         o.compare = o.oracle = o.overhead = false;
          for (const std::string& m : SplitCommas(v)) {
            if (m == "compare") {
              o.compare = true;
            } else if (m == "oracle") {
              o.oracle = true;
+           } else if (m == "overhead") {
+             o.overhead = true;
            } else {
-             return absl::InvalidArgumentError("--mode: unknown mode '" + m + "' (accepted: compare, oracle)");
+             return absl::InvalidArgumentError("--mode: unknown mode '" + m +
+                                               "' (accepted: compare, oracle, overhead)");
            }
          }
-         if (!o.compare && !o.oracle) return absl::InvalidArgumentError("--mode: no mode given");
+         if (!o.compare && !o.oracle && !o.overhead) return absl::InvalidArgumentError("--mode: no mode given");
+         if (o.overhead && (o.compare || o.oracle))
+           return absl::InvalidArgumentError("--mode: overhead runs alone (not with compare or oracle)");
          return absl::OkStatus();
        }},
       {"--max-tune-calls",
@@ -175,6 +180,45 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       {"--budget",
        [&](const std::string& v) {
          return status_of(ParseInt("--budget", v, 0, INT64_MAX), [&](int64_t x) { o.budget = x; });
+       }},
+      {"--overhead-calls",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--overhead-calls", v, 10, 1 << 24), [&](int64_t x) { o.overhead_calls = x; });
+       }},
+      {"--interference",
+       [&](const std::string& v) -> absl::Status {
+         o.load.gemm = o.load.mem = false;
+         for (const std::string& k : SplitCommas(v)) {
+           if (k == "gemm") {
+             o.load.gemm = true;
+           } else if (k == "mem") {
+             o.load.mem = true;
+           } else if (k != "none") {
+             return absl::InvalidArgumentError("--interference: unknown load '" + k + "' (accepted: gemm, mem, none)");
+           }
+         }
+         return absl::OkStatus();
+       }},
+      {"--interference-gemm-n",
+       [&](const std::string& v) -> absl::Status {
+         absl::StatusOr<int64_t> n = ParseInt("--interference-gemm-n", v, 64, 32768);
+         if (!n.ok()) return n.status();
+         if (*n % 64 != 0)
+           return absl::InvalidArgumentError("--interference-gemm-n: " + v + " is not a multiple of 64");
+         o.load.gemm_n = static_cast<int>(*n);
+         return absl::OkStatus();
+       }},
+      {"--interference-mem-bytes",
+       [&](const std::string& v) -> absl::Status {
+         absl::StatusOr<uint64_t> b = ParseBytes(v);
+         if (!b.ok()) return b.status();
+         if (*b < (1u << 20)) return absl::InvalidArgumentError("--interference-mem-bytes: at least 1M");
+         o.load.mem_bytes = *b;
+         return absl::OkStatus();
+       }},
+      {"--interference-depth",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--interference-depth", v, 1, 64), [&](int64_t x) { o.load.depth = x; });
        }},
       {"--seed",
        [&](const std::string& v) {
@@ -211,6 +255,15 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
     return absl::InvalidArgumentError("-b/-e: need 0 < minbytes <= maxbytes");
   }
+  // Results measured under interference must say so in their file name, not only inside.
+  if (o.load.on() && !o.json_path.empty()) {
+    const size_t slash = o.json_path.find_last_of('/');
+    const std::string base = slash == std::string::npos ? o.json_path : o.json_path.substr(slash + 1);
+    if (base.find("interference") == std::string::npos) {
+      return absl::InvalidArgumentError("--json " + o.json_path +
+                                        ": a file measured under --interference must have 'interference' in its name");
+    }
+  }
   return o;
 }
 
@@ -227,15 +280,28 @@ usage: mpirun -np N ccltune-bench [options]
   -n, --iters N            timed calls per side                                  [100]
   -w, --warmup N           warm-up calls per side                                [5]
       --check 0|1          data check of every configuration measured            [1]
-      --mode LIST          compare,oracle                                        [compare]
+      --mode LIST          compare,oracle, or overhead alone                     [compare]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
       --json FILE          write the results as JSON (rank 0)
       --budget N           recorded in the report only
       --seed N             offsets the data pattern; recorded in the report      [0]
+      --interference LIST  gemm,mem: background GPU load while timing (or none)  [none]
+      --interference-gemm-n N      gemm: n x n float matrices, multiple of 64    [2048]
+      --interference-mem-bytes SIZE  mem: bytes of each triad array               [256M]
+      --interference-depth N       background kernels queued at most             [4]
+      --overhead-calls N   overhead: host-timed calls per communicator           [2000]
   -h, --help
 compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
 converges, A and B calls alternate and each is timed. oracle: every configuration of the search
-space is forced on A and timed; the best is the oracle. Sizes: allgather = output bytes,
+space is forced on A and timed; the best is the oracle. overhead: host time per enqueue call (the
+GPU held back by a spin kernel so the host never waits) and GPU time per call of A (NCCL's default),
+B (tuned to convergence) and C (forced to B's config: no timing, no sync ops), and device memory
+used after default calls vs after tuning every row (MiB per rank). --interference: kernels on a
+stream of their own (a tiled FMA GEMM, a memory-bound triad, alternating) keep the GPU busy while
+the calls are tuned and timed, for A and B alike; paused for data checks; their own throughput is
+in the report's meta. A JSON file measured under interference must have 'interference' in its name.
+The simulated backend accepts --interference and says it has no effect (it runs no kernels).
+Sizes: allgather = output bytes,
 reducescatter = input bytes. ccltune is reached through its C API with dlsym (LD_PRELOAD it);
 without it only NCCL's default is measured.
 )";

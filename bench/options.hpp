@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/load.hpp"
 #include "vocab/types.hpp"
 
 namespace ccltune::bench {
@@ -23,6 +24,9 @@ struct Options {
   bool check = true;
   bool compare = true;
   bool oracle = false;
+  bool overhead = false;      // --mode overhead: host and GPU time per call, device memory of exploration
+  int overhead_calls = 2000;  // host-timed calls per communicator (overhead mode)
+  LoadOptions load;           // --interference
   int max_tune_calls = 2000;
   std::string json_path;
   int64_t budget = -1;  // recorded in the report only

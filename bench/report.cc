@@ -71,7 +71,7 @@ void PrintTableRow(const RowResult& r, bool compare, bool oracle) {
 }
 
 absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const std::vector<RowResult>& rows,
-                             int64_t mismatches) {
+                             int64_t mismatches, const nlohmann::json& overhead) {
   nlohmann::json results = nlohmann::json::array();
   for (const RowResult& r : rows) {
     results.push_back({{"collective", std::string(CollName(r.coll))},
@@ -104,9 +104,12 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                                                                            : nlohmann::json(meta.ccltune_version)},
                           {"preloaded", meta.preloaded},
                           {"budget", meta.budget >= 0 ? nlohmann::json(meta.budget) : nlohmann::json(nullptr)},
-                          {"seed", meta.seed}}},
+                          {"seed", meta.seed},
+                          {"interference", meta.interference},
+                          {"interference_load", meta.interference_load}}},
                         {"results", results},
                         {"mismatches", mismatches}};
+  if (!overhead.is_null()) doc["overhead"] = overhead;
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "ccltune/ccltune.h"
+#include "nlohmann/json.hpp"
 #include "vocab/types.hpp"
 
 namespace ccltune::bench {
@@ -44,6 +45,8 @@ struct Meta {
   bool preloaded = false;
   int64_t budget = -1;
   uint64_t seed = 0;
+  bool interference = false;                   // the background load ran while timing
+  nlohmann::json interference_load = nullptr;  // kinds, sizes, the load's own throughput
 };
 
 std::string ConfigText(const ccltuneConfig_t& c);  // "ring/simple/nc8[/chunk131072]" or "default"
@@ -52,7 +55,8 @@ void PrintTableHeader(Coll coll, bool compare, bool oracle);
 void PrintTableRow(const RowResult& r, bool compare, bool oracle);
 
 // Writes the report atomically (a temporary file renamed over `path`).
+// `overhead`: the overhead mode's section (null otherwise).
 absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const std::vector<RowResult>& rows,
-                             int64_t mismatches);
+                             int64_t mismatches, const nlohmann::json& overhead = nullptr);
 
 }  // namespace ccltune::bench

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ccltune-bench on the simulated cluster: builds what it needs (libccltune.so, the simulated
 # libnccl.so.2, ccltune-bench) into build/ and runs the bench under mpirun with ccltune preloaded and
-# the simulated NCCL in place of the real one. Usage: [NP=4] [BUILD=dir] bench/sim.sh [bench args]
+# the simulated NCCL in place of the real one. Usage: [NP=4] [BUILD=dir] [PRELOAD=0] bench/sim.sh [bench args]
+# (PRELOAD=0: without ccltune).
 # The exit status is the bench's (non-zero on any data-check or consistency mismatch).
 set -euo pipefail
 
@@ -22,9 +23,12 @@ for var in $(compgen -e | grep -E '^(SIMNCCL|CCLTUNE)_' || true); do
   mpi_args+=(-x "${var}")
 done
 
+if [[ "${PRELOAD:-1}" == 1 ]]; then
+  mpi_args+=(-x LD_PRELOAD="${build}/src/libccltune.so")
+fi
+
 set +e
 mpirun "${mpi_args[@]}" \
-  -x LD_PRELOAD="${build}/src/libccltune.so" \
   -x LD_LIBRARY_PATH="${build}/simnccl:${LD_LIBRARY_PATH:-}" \
   "${build}/bench/ccltune-bench" "$@"
 status=$?

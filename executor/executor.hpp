@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +21,14 @@ namespace ccltune::executor {
 
 using Stream = void*;  // cudaStream_t / CUstream, or the simulated NCCL's opaque stream handle
 using Event = void*;   // CUevent, or a simulated timestamp slot
+using Module = void*;  // CUmodule (CUDA backend only)
+using Kernel = void*;  // CUfunction (CUDA backend only); usable from any thread of the process
+
+// Device memory as cuMemGetInfo reports it (the whole device, every process on it).
+struct MemoryInfo {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+};
 
 enum class Backend { kCuda, kSimulated };
 
@@ -62,6 +71,27 @@ class Device {
 
   // True while `s` is capturing a CUDA graph (never for the simulated backend).
   virtual bool IsCapturing(Stream s) = 0;
+
+  // Kernels of a module image (cubin, PTX or fatbin, as cuModuleLoadData takes) loaded into the
+  // current device's context. Only the CUDA backend runs kernels: the others (the simulated one)
+  // answer Unimplemented.
+  virtual absl::StatusOr<Module> LoadModule(const void* image) { return NoKernels(); }
+  virtual void UnloadModule(Module m) {}
+  virtual absl::StatusOr<Kernel> GetKernel(Module m, const char* name) { return NoKernels(); }
+  // Enqueues `k` on `s`; `args` as cuLaunchKernel's kernelParams (one pointer per parameter).
+  virtual absl::Status Launch(Kernel k, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
+                              Stream s, void** args) {
+    return NoKernels();
+  }
+  // Free and total memory of the current device (CUDA backend only).
+  virtual absl::StatusOr<MemoryInfo> GetMemoryInfo() {
+    return absl::UnimplementedError(std::string("no device memory information on the ") + name() + " backend");
+  }
+
+ private:
+  absl::Status NoKernels() const {
+    return absl::UnimplementedError(std::string("the ") + name() + " backend runs no GPU kernels");
+  }
 };
 
 // Picks the backend for this process: simulated when the simulated NCCL's clock symbol is present,

@@ -9,7 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-.gpu}"
 build="${BUILD_DIR:-build-gpu}"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCLTUNE_BUILD_TESTS=OFF >/dev/null
+# The bench's GPU kernels (--interference, the overhead mode's hold) need nvcc here: ON by default so
+# a package without them cannot be made by accident (BENCH_KERNELS=AUTO|OFF to relax).
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCLTUNE_BUILD_TESTS=OFF \
+  -DCCLTUNE_BENCH_KERNELS="${BENCH_KERNELS:-ON}" >/dev/null
 cmake --build "$build" --target ccltune ccltune-bench fidelity-programs fidelity_recorder -j"$(nproc)"
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/bin"

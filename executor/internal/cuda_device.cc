@@ -48,6 +48,11 @@ struct DriverApi {
   decltype(&::cuEventRecord) EventRecord = nullptr;
   decltype(&::cuEventQuery) EventQuery = nullptr;
   decltype(&::cuEventElapsedTime) EventElapsedTime = nullptr;
+  decltype(&::cuModuleLoadData) ModuleLoadData = nullptr;
+  decltype(&::cuModuleUnload) ModuleUnload = nullptr;
+  decltype(&::cuModuleGetFunction) ModuleGetFunction = nullptr;
+  decltype(&::cuLaunchKernel) LaunchKernel = nullptr;
+  decltype(&::cuMemGetInfo) MemGetInfo = nullptr;
 };
 
 template <typename Fn>
@@ -102,6 +107,11 @@ absl::StatusOr<DriverApi> LoadDriver() {
   CCLTUNE_CU_RESOLVE(EventDestroy, cuEventDestroy)
   CCLTUNE_CU_RESOLVE(EventRecord, cuEventRecord)
   CCLTUNE_CU_RESOLVE(EventQuery, cuEventQuery)
+  CCLTUNE_CU_RESOLVE(ModuleLoadData, cuModuleLoadData)
+  CCLTUNE_CU_RESOLVE(ModuleUnload, cuModuleUnload)
+  CCLTUNE_CU_RESOLVE(ModuleGetFunction, cuModuleGetFunction)
+  CCLTUNE_CU_RESOLVE(LaunchKernel, cuLaunchKernel)
+  CCLTUNE_CU_RESOLVE(MemGetInfo, cuMemGetInfo)
 #undef CCLTUNE_CU_RESOLVE
   // cuEventElapsedTime_v2 exists from CUDA 12.8 on; older drivers only have the (same-signature) v1.
   st = Resolve(lib, CCLTUNE_CU_STR(cuEventElapsedTime), "cuEventElapsedTime", &api.EventElapsedTime);
@@ -262,6 +272,37 @@ class CudaDevice final : public Device {
     // treated as capturing: the caller then stays away from the stream, which is always safe.
     if (api_.StreamIsCapturing(AsCu(s), &status) != CUDA_SUCCESS) return true;
     return status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
+  absl::StatusOr<Module> LoadModule(const void* image) override {
+    if (image == nullptr) return absl::InvalidArgumentError("LoadModule: null image");
+    CUmodule m = nullptr;
+    // JIT of the embedded PTX happens here when the image has no SASS for this GPU.
+    if (CUresult r = api_.ModuleLoadData(&m, image); r != CUDA_SUCCESS) return Error(r, "cuModuleLoadData");
+    return static_cast<Module>(m);
+  }
+  void UnloadModule(Module m) override {
+    if (m != nullptr) api_.ModuleUnload(static_cast<CUmodule>(m));
+  }
+  absl::StatusOr<Kernel> GetKernel(Module m, const char* name) override {
+    CUfunction f = nullptr;
+    if (CUresult r = api_.ModuleGetFunction(&f, static_cast<CUmodule>(m), name); r != CUDA_SUCCESS) {
+      return Error(r, absl::StrCat("cuModuleGetFunction(", name, ")"));
+    }
+    return static_cast<Kernel>(f);
+  }
+  absl::Status Launch(Kernel k, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes, Stream s,
+                      void** args) override {
+    return Check(api_.LaunchKernel(static_cast<CUfunction>(k), grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                   shared_bytes, AsCu(s), args, nullptr),
+                 "cuLaunchKernel");
+  }
+  absl::StatusOr<MemoryInfo> GetMemoryInfo() override {
+    MemoryInfo info;
+    if (CUresult r = api_.MemGetInfo(&info.free_bytes, &info.total_bytes); r != CUDA_SUCCESS) {
+      return Error(r, "cuMemGetInfo");
+    }
+    return info;
   }
 
  private:

@@ -1,0 +1,94 @@
+// ccltune-bench: GPU work of its own. The interference load (--interference): a GEMM-like
+// compute-bound kernel and a memory-bound triad, enqueued continuously on a stream of their own by
+// a pump thread while collectives are timed, with a bounded queue of finite kernels (never a
+// persistent kernel: NCCL's kernels need SMs). And the hold kernel of the overhead mode. The kernels
+// are built with nvcc at compile time (bench/kernels/) and loaded with cuModuleLoadData; a build
+// without nvcc has none (KernelsBuiltIn() is false).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "executor/executor.hpp"
+
+namespace ccltune::bench {
+
+bool KernelsBuiltIn();
+std::string KernelsArch();  // "sm_90" or "" when not built in
+
+struct LoadOptions {
+  bool gemm = false;
+  bool mem = false;
+  int gemm_n = 2048;                  // n x n float matrices, a multiple of 64
+  uint64_t mem_bytes = 256ull << 20;  // bytes of each of the triad's three arrays
+  int depth = 4;                      // background kernels in flight at most
+  bool on() const { return gemm || mem; }
+  std::string Kinds() const;  // "gemm,mem"
+};
+
+// The module of the bench's kernels, loaded in the current device's context.
+class GpuKernels {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuKernels>> Load(executor::Device* device);
+  ~GpuKernels();
+  GpuKernels(const GpuKernels&) = delete;
+  GpuKernels& operator=(const GpuKernels&) = delete;
+
+  // Enqueues a one-thread kernel that spins for `ns` of GPU time on `s`.
+  absl::Status Hold(executor::Device* device, executor::Stream s, uint64_t ns) const;
+
+  executor::Kernel gemm = nullptr;
+  executor::Kernel triad = nullptr;
+  executor::Kernel hold = nullptr;
+
+ private:
+  GpuKernels() = default;
+  executor::Device* device_ = nullptr;
+  executor::Module module_ = nullptr;
+};
+
+// What the background kernels did: counts and summed kernel times (events around each kernel on
+// the background stream), and the wall time the load was running.
+struct LoadStats {
+  int64_t gemm_kernels = 0;
+  int64_t mem_kernels = 0;
+  double gemm_us = 0;
+  double mem_us = 0;
+  double wall_us = 0;
+  double gemm_flops = 0;
+  double mem_bytes = 0;
+  double GemmTflops() const { return gemm_us > 0 ? gemm_flops / gemm_us * 1e-6 : 0; }
+  double MemGBps() const { return mem_us > 0 ? mem_bytes / mem_us * 1e-3 : 0; }
+  // Fraction of the running wall time during which a background kernel was executing.
+  double Busy() const { return wall_us > 0 ? (gemm_us + mem_us) / wall_us : 0; }
+  LoadStats Minus(const LoadStats& o) const;
+};
+
+// The background load of one process on its device. Paused after Create; Resume() starts the
+// stream of kernels, Pause() stops enqueueing and waits until every queued kernel has finished.
+class BackgroundLoad {
+ public:
+  static absl::StatusOr<std::unique_ptr<BackgroundLoad>> Create(const LoadOptions& opt, int ordinal,
+                                                                const GpuKernels* kernels);
+  ~BackgroundLoad();
+  BackgroundLoad(const BackgroundLoad&) = delete;
+  BackgroundLoad& operator=(const BackgroundLoad&) = delete;
+
+  void Resume();
+  absl::Status Pause();
+  LoadStats stats() const;  // totals so far (exact while paused)
+
+ private:
+  struct Impl;
+  explicit BackgroundLoad(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs the load alone (no collectives) for about `ms` milliseconds: its undisturbed throughput.
+absl::StatusOr<LoadStats> CalibrateLoad(BackgroundLoad* load, int ms);
+
+}  // namespace ccltune::bench

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# ccltune-bench's overhead mode and --interference on the simulated 4-rank cluster: the overhead
+# report has host and GPU times of the default, converged and forced communicators (C forced to
+# B's converged config), and --interference is accepted with "no effect" recorded in meta, while a
+# JSON name without "interference" is refused. Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
+set -euo pipefail
+lib="$1" simdir="$2" bench="$3" out="$4"
+mkdir -p "$out"
+root=()
+[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+run() {
+  mpirun -np 4 --oversubscribe "${root[@]}" -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH="$simdir:${LD_LIBRARY_PATH:-}" \
+    -x SIMNCCL_TIMEOUT_S=120 -x SIMNCCL_SEED=1 "$bench" "$@"
+}
+run -c allreduce -b 64K -e 64K --mode overhead --overhead-calls 100 --json "$out/overhead.json"
+if run -c allreduce -b 1M -e 1M -n 5 --interference gemm,mem --json "$out/plain.json" >"$out/refused.log" 2>&1; then
+  echo "FAIL: --interference with a JSON name lacking 'interference' was accepted"
+  exit 1
+fi
+grep -q "must have 'interference' in its name" "$out/refused.log"
+run -c allreduce -b 1M -e 1M -n 5 --interference gemm,mem --json "$out/sim-interference.json" | tee "$out/load.log"
+grep -q "no effect on the simulated backend" "$out/load.log"
+python3 - "$out/overhead.json" "$out/sim-interference.json" <<'PY'
+import json, sys
+ov = json.load(open(sys.argv[1]))
+assert ov["meta"]["modes"] == ["overhead"], ov["meta"]["modes"]
+assert ov["mismatches"] == 0
+(row,) = ov["overhead"]["rows"]
+for side in ("default", "converged", "forced"):
+    h = row["host_us"][side]
+    assert h["calls"] >= 100 and 0 < h["p10_us"] <= h["median_us"] <= h["p90_us"], (side, h)
+    assert len(h["rank_median_us"]) == 4, h
+    assert row["gpu_us"][side] and row["gpu_us"][side] > 0, (side, row["gpu_us"])
+assert row["config"] not in (None, "default"), row["config"]
+# C ran B's config: the same simulated GPU time within the model's noise.
+assert abs(row["gpu_us"]["forced"] / row["gpu_us"]["converged"] - 1) < 0.1, row["gpu_us"]
+(res,) = ov["results"]
+assert res["converged"] and res["tuned_us"] == row["gpu_us"]["converged"], res
+inter = json.load(open(sys.argv[2]))
+assert inter["meta"]["interference"] is False
+assert inter["meta"]["interference_load"]["kinds"] == "gemm,mem"
+assert "no GPU kernels" in inter["meta"]["interference_load"]["effect"]
+print("bench modes: ok")
+PY
