@@ -109,6 +109,8 @@ struct BackgroundLoad::Impl {
   std::condition_variable cv;
   bool running = false;  // guarded by mu: Resume()d and not Pause()d
   bool drained = true;   // guarded by mu: no background kernel queued
+  uint64_t resumes = 0;  // guarded by mu: Resume() calls that started a phase
+  uint64_t served = 0;   // pump only: the phase it ran last
   bool quit = false;
   bool init_done = false;
   absl::Status error;  // first failure; the load stops for good
@@ -208,12 +210,20 @@ struct BackgroundLoad::Impl {
       Release();
       return;
     }
+    RunPhases();
+    Release();  // after RunPhases(): its timer's events belong to `device`
+  }
+
+  void RunPhases() {
     executor::Timer timer(device.get(), opt.depth);
     std::vector<executor::Sample> samples;
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      cv.wait(lock, [&] { return quit || (running && error.ok()); });
+      // A phase per Resume(): counting them (rather than waiting for `running` to drop after a
+      // drain) cannot miss a Pause() and Resume() that both happen before this thread wakes up.
+      cv.wait(lock, [&] { return quit || (resumes != served && error.ok()); });
       if (quit) break;
+      served = resumes;
       lock.unlock();
       const auto t0 = std::chrono::steady_clock::now();
       bool launch_failed = false;
@@ -249,12 +259,8 @@ struct BackgroundLoad::Impl {
       if (error.ok() && !sync.ok()) error = sync;
       drained = true;
       cv.notify_all();
-      // After a failure the pump waits for Pause() (which reports it) or quit, launching nothing.
-      cv.wait(lock, [&] { return quit || !running; });
-      if (quit) break;
+      // After a failure no phase starts again (Resume() refuses); Pause() reports the error.
     }
-    lock.unlock();
-    Release();
   }
 };
 
@@ -299,6 +305,7 @@ void BackgroundLoad::Resume() {
   if (impl_->running || !impl_->error.ok()) return;
   impl_->running = true;
   impl_->drained = false;
+  ++impl_->resumes;
   impl_->run.store(true, std::memory_order_release);
   impl_->cv.notify_all();
 }
