@@ -47,7 +47,8 @@ class TempFile {
 
 }  // namespace
 
-absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
+absl::Status WriteFileAtomic(const std::string& path, const std::string& content,
+                             const std::function<void(const std::string& temp_path)>& before_rename) {
   if (path.empty() || path.back() == '/') return Fail(path, "not a file name", EINVAL);
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -76,6 +77,7 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
   }
   if (::fsync(tmp.fd()) != 0) return Fail(path, "fsync", errno);
   if (const int err = tmp.Close(); err != 0) return Fail(path, "close", err);
+  if (before_rename) before_rename(tmp.name());
   if (::rename(tmp.name().c_str(), path.c_str()) != 0) return Fail(path, "rename", errno);
   tmp.Release();
 

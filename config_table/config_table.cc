@@ -1,8 +1,13 @@
 // CommTable and the helpers both exporters share (state names, merge rule, exportability).
 #include "config_table/config_table.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <unordered_map>
 
 #include "config_table/internal/export_common.hpp"
@@ -103,6 +108,38 @@ std::vector<std::pair<Fingerprint, std::vector<Entry>>> MergeByFingerprint(const
   }
   for (auto& block : out) std::sort(block.second.begin(), block.second.end(), KeyLess);
   return out;
+}
+
+std::string OneLine(std::string s) {
+  for (char& ch : s)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  return s;
+}
+
+absl::StatusOr<std::string> ReadImportFile(const std::string& path) {
+  auto unreadable = [&](int err) {
+    if (err == ENOENT || err == ENOTDIR)
+      return absl::NotFoundError(OneLine(Cat("ccltune: import file ", path, " not found")));
+    return absl::Status(absl::ErrnoToStatusCode(err),
+                        OneLine(Cat("ccltune: import file ", path, " cannot be read: ", std::strerror(err))));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unreadable(errno);
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;  // EISDIR for a directory
+      ::close(fd);
+      return unreadable(err);
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace internal

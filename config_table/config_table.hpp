@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -82,8 +83,12 @@ std::string ToJson(const ExportSet& set);
 // nRanks,numPipeOps,regBuff — one line per converged ungrouped workload that is not NCCL's default;
 // bytes are NCCL's nBytes (NcclTunerBytes), min == max; numPipeOps and regBuff -1 (any).
 std::string ToCsv(const ExportSet& set);
-// Writes `content` to `path` atomically (temporary file in the same directory, fsync, rename).
-absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
+// Writes `content` to `path` atomically (temporary file in the same directory, fsync, rename, fsync
+// of the directory): whoever reads `path`, even after a crash or a SIGKILL at any point, finds the
+// previous content or the new one, whole. `before_rename` (tests only) runs once the temporary file
+// holds the new content, durably, and before the rename; it gets the temporary file's name.
+absl::Status WriteFileAtomic(const std::string& path, const std::string& content,
+                             const std::function<void(const std::string& temp_path)>& before_rename = {});
 
 struct ImportedWorkload {
   WorkloadKey key;
@@ -98,5 +103,34 @@ struct ImportedWorkload {
 absl::StatusOr<std::vector<ImportedWorkload>> ImportJson(const std::string& path, const Fingerprint& fp);
 absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text, const Fingerprint& fp,
                                                         const std::string& source_name);
+
+// One line of NCCL's example-tuner CSV (the format ToCsv writes, as NCCL's example plugin reads it):
+// calls of `coll` whose NCCL nBytes (NcclTunerBytes) is in [min_bytes, max_bytes], on communicators
+// of nnodes/nranks (-1: any), with num_pipe_ops ops in the launch and a registered buffer or not
+// (reg_buff; -1: either) run `config` (channels 0 where the line says -1; never a chunk size).
+struct CsvRule {
+  Coll coll = Coll::kAllReduce;
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;
+  Config config;
+  int nnodes = -1;
+  int nranks = -1;
+  int num_pipe_ops = -1;
+  int reg_buff = -1;
+  int line = 0;  // 1-based line in the file
+};
+// Strict like the JSON import: a line must have 8 to 10 comma-separated fields (numPipeOps and
+// regBuff may be left out, meaning -1), known spellings (never a silent default), numbers in range;
+// '#' lines and blank lines are skipped. DataLoss naming the file and the line otherwise.
+absl::StatusOr<std::vector<CsvRule>> ParseCsv(const std::string& text, const std::string& source_name);
+// Reads and parses `path` and keeps the lines for a communicator of nranks ranks on nnodes nodes.
+// NotFound (no file), DataLoss (does not parse), FailedPrecondition (lines, but none for this
+// communicator's nRanks/nNodes: the CSV's fingerprint mismatch). One-line messages naming the file.
+absl::StatusOr<std::vector<CsvRule>> ImportCsv(const std::string& path, int nranks, int nnodes);
+// The config of the first rule that applies to one ungrouped call (the example plugin's rule: the
+// first matching line wins): same collective, nBytes in range, nranks/nnodes matching, numPipeOps
+// -1 or 1. ccltune cannot know whether NCCL registered the buffer, so only lines with regBuff -1
+// apply. nullopt: no line applies (NCCL's default, or ccltune's own tuning).
+std::optional<Config> MatchCsv(const std::vector<CsvRule>& rules, const CallDesc& call, int nranks, int nnodes);
 
 }  // namespace ccltune::config_table

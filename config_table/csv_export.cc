@@ -37,12 +37,9 @@
 namespace ccltune::config_table {
 namespace {
 
-// Spellings the example plugin parses, indexed by ccltune's (NCCL's) enum values.
-constexpr std::array<std::string_view, kNumAlgos> kCsvAlgo = {
-    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
-constexpr std::array<std::string_view, kNumProtos> kCsvProto = {"ll", "ll128", "simple"};
-constexpr std::array<std::string_view, kNumColls> kCsvColl = {"broadcast", "reduce", "allgather", "reducescatter",
-                                                              "allreduce"};
+using internal::kCsvAlgo;
+using internal::kCsvColl;
+using internal::kCsvProto;
 
 struct Row {
   std::string line;

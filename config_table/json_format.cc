@@ -28,13 +28,8 @@
 // "written_at", "nccl_choice" and "valid_subspaces" are informative and not required. Only
 // workloads in a final state (converged, imported) are returned: a "searching" incumbent is not
 // an answer another run should skip tuning on.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -47,6 +42,7 @@
 namespace ccltune::config_table {
 namespace {
 
+using internal::OneLine;
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
@@ -292,13 +288,6 @@ std::optional<std::string> Mismatch(const Fingerprint& theirs, const Fingerprint
   return std::nullopt;
 }
 
-// Messages are one line whatever the file or the parser put in them.
-std::string OneLine(std::string s) {
-  for (char& ch : s)
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  return s;
-}
-
 }  // namespace
 
 std::string ToJson(const ExportSet& set) {
@@ -388,29 +377,9 @@ absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text,
 }
 
 absl::StatusOr<std::vector<ImportedWorkload>> ImportJson(const std::string& path, const Fingerprint& fp) {
-  auto unreadable = [&](int err) {
-    if (err == ENOENT || err == ENOTDIR)
-      return absl::NotFoundError(OneLine(internal::Cat("ccltune: import file ", path, " not found")));
-    return absl::Status(absl::ErrnoToStatusCode(err),
-                        OneLine(internal::Cat("ccltune: import file ", path, " cannot be read: ", std::strerror(err))));
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unreadable(errno);
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;  // EISDIR for a directory
-      ::close(fd);
-      return unreadable(err);
-    }
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return ParseJson(text, fp, path);
+  absl::StatusOr<std::string> text = internal::ReadImportFile(path);
+  if (!text.ok()) return text.status();
+  return ParseJson(*text, fp, path);
 }
 
 }  // namespace ccltune::config_table

@@ -40,7 +40,11 @@ namespace ccltune::coordinator {
 
 inline constexpr int kPayloadWords = 64;
 inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" little-endian
+#ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
+inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
+#else
 inline constexpr uint64_t kProtocolVersion = 1;
+#endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
 inline constexpr uint64_t kInitialInterval = 16;  // units between the first kLag + 1 sync points

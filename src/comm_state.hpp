@@ -98,6 +98,7 @@ class CommState {
   bool stopped = false;                  // the protocol stopped tuning here (same on every rank)
   std::string stop_reason;
   bool imported_loaded = false;
+  std::vector<config_table::CsvRule> csv_rules;    // leader: a CSV import's lines for this communicator
   std::unordered_map<uint64_t, WorkloadKey> keys;  // workloads seen, by hash
 
  private:

@@ -3,8 +3,10 @@
 #include "src/runtime.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -142,6 +144,7 @@ void Runtime::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool mu
   SetLogRank(o.rank);
   auto cs = std::make_shared<CommState>(comm, o);
   if (!o.passthrough) SetUp(*cs);
+  if (o.rank == 0 && !cs->passthrough()) StartFlusher();
   if (cs->passthrough()) {
     CCLTUNE_INFO(kInit, "communicator %p (rank %d of %d) passes through untuned: %s", static_cast<void*>(comm),
                  cs->rank(), cs->nranks(), cs->passthrough_reason());
@@ -197,15 +200,7 @@ void Runtime::SetUp(CommState& cs) {
     hooks.build_message = [this, csp](uint64_t) {
       if (!csp->imported_loaded) {
         csp->imported_loaded = true;
-        if (!settings_.import_path.empty()) {
-          auto imp = config_table::ImportJson(settings_.import_path, FingerprintOf(*csp));
-          if (imp.ok()) {
-            csp->leader->AddImports(*imp);
-            CCLTUNE_INFO(kExport, "imported %d configs from %s", static_cast<int>(imp->size()), settings_.import_path);
-          } else {
-            CCLTUNE_WARN(kExport, "%s; tuning goes on from NCCL's defaults", imp.status().message());
-          }
-        }
+        if (!settings_.import_path.empty()) LoadImport(*csp);
       }
       return csp->leader->Build(csp->coord->book());
     };
@@ -238,6 +233,41 @@ void Runtime::SetUp(CommState& cs) {
   };
   cs.coord = std::make_unique<coordinator::CommCoordinator>(cs.rank(), cs.nranks(), std::move(transport),
                                                             std::move(hooks), absl::Seconds(settings_.sync_warn_s));
+}
+
+void Runtime::LoadImport(CommState& cs) {
+  const std::string& path = settings_.import_path;
+  const config_table::Fingerprint fp = FingerprintOf(cs);
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
+    auto rules = config_table::ImportCsv(path, fp.nranks, fp.nnodes);
+    if (!rules.ok()) {
+      CCLTUNE_WARN(kExport, "%s; tuning goes on from NCCL's defaults", rules.status().message());
+      return;
+    }
+    cs.csv_rules = std::move(*rules);
+    for (const auto& [h, key] : cs.keys) ApplyCsvImport(cs, key);  // workloads seen before this first sync
+    CCLTUNE_INFO(kExport, "imported %d CSV lines for this communicator from %s", static_cast<int>(cs.csv_rules.size()),
+                 path);
+    return;
+  }
+  auto imp = config_table::ImportJson(path, fp);
+  if (imp.ok()) {
+    cs.leader->AddImports(*imp);
+    CCLTUNE_INFO(kExport, "imported %d configs from %s", static_cast<int>(imp->size()), path);
+  } else {
+    CCLTUNE_WARN(kExport, "%s; tuning goes on from NCCL's defaults", imp.status().message());
+  }
+}
+
+void Runtime::ApplyCsvImport(CommState& cs, const WorkloadKey& key) {
+  if (cs.csv_rules.empty() || !cs.leader || key.grouped || key.calls.size() != 1) return;
+  PluginCtx* ctx = cs.ctx.load();
+  const int nnodes = ctx != nullptr ? static_cast<int>(ctx->nnodes) : 1;
+  std::optional<Config> cfg = config_table::MatchCsv(cs.csv_rules, key.calls[0], cs.nranks(), nnodes);
+  if (!cfg) return;
+  // A line may ask for more channels than this communicator searches; NCCL would clamp it anyway.
+  cfg->channels = std::min(cfg->channels, cs.channel_budget());
+  cs.leader->AddImports({config_table::ImportedWorkload{key, *cfg, 0, 0}});
 }
 
 void Runtime::SnapshotForExport(CommState& cs) {
@@ -295,7 +325,10 @@ Config Runtime::Decide(CommState& cs, const WorkloadKey& key, uint64_t hash, boo
     call_index = e.calls++;
     first_sight = call_index == 0;
   });
-  if (first_sight) cs.keys.emplace(hash, key);
+  if (first_sight) {
+    cs.keys.emplace(hash, key);
+    ApplyCsvImport(cs, key);
+  }
   // NCCL's default and forced modes keep statistics (and learn the cost table) but tune nothing
   // and count no units.
   if (cs.mode == ccltuneModeDefault) return Config{};
@@ -687,7 +720,17 @@ int Runtime::Export(const char* path) {
     set.comms.emplace_back(FingerprintOf(*cs), cs->table().Snapshot());
   }
   if (set.comms.empty()) return ccltuneNotFound;  // this process leads no communicator
-  if (absl::Status st = config_table::WriteFileAtomic(p, config_table::ToJson(set)); !st.ok()) {
+  std::lock_guard<std::mutex> one_at_a_time(export_mu_);
+  const int n = ++exports_;
+  // CCLTUNE_TEST_EXPORT_PAUSE: the export the SIGKILL test kills, once its new file is complete.
+  auto pause_for_test = [&](const std::string& temp) {
+    if (settings_.test_export_pause != n) return;
+    (void)config_table::WriteFileAtomic(p + ".paused", absl::StrCat(getpid(), "\n"));
+    LogAlways(absl::StrFormat("testing: export %d paused before its rename (pid %d, temporary file %s)", n,
+                              static_cast<int>(getpid()), temp));
+    for (;;) ::pause();
+  };
+  if (absl::Status st = config_table::WriteFileAtomic(p, config_table::ToJson(set), pause_for_test); !st.ok()) {
     CCLTUNE_WARN(kExport, "%s", st.message());
     return ccltuneIoError;
   }
@@ -718,7 +761,34 @@ std::string SummaryTable(const std::string& title, const std::vector<config_tabl
 
 }  // namespace
 
+void Runtime::StartFlusher() {
+  if (settings_.export_path.empty() || settings_.export_interval_s <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (flusher_.joinable()) return;
+  flusher_pid_ = getpid();
+  flusher_ = std::thread([this] {
+    const auto every = std::chrono::seconds(settings_.export_interval_s);
+    std::unique_lock<std::mutex> lock(flush_mu_);
+    while (!flush_cv_.wait_for(lock, every, [this] { return flush_stop_; })) {
+      lock.unlock();
+      Export(nullptr);  // NotFound while this process leads no communicator: nothing written
+      lock.lock();
+    }
+  });
+}
+
+void Runtime::StopFlusher() {
+  {
+    std::lock_guard<std::mutex> lock(flush_mu_);
+    flush_stop_ = true;
+  }
+  flush_cv_.notify_all();
+  // A forked child inherits the object but not the thread: only its owner joins it.
+  if (flusher_.joinable() && flusher_pid_ == getpid()) flusher_.join();
+}
+
 void Runtime::AtExit() {
+  StopFlusher();
   if (!settings_.export_path.empty()) Export(nullptr);
   if (!settings_.summary) return;
   // Communicators destroyed before exit (PyTorch destroys its process groups) first, then live ones.

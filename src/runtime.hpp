@@ -3,10 +3,12 @@
 // the plugin adapters and the public API are thin layers over it.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -85,6 +87,13 @@ class Runtime {
   void Harvest(CommState& cs);
   void FillStats(CommState& cs, const config_table::Entry& e, ccltuneWorkloadStats_t* out);
   void SnapshotForExport(CommState& cs);
+  // Leader, first sync: reads CCLTUNE_IMPORT (JSON, or NCCL's example-tuner CSV for a .csv name).
+  void LoadImport(CommState& cs);
+  // Leader: ships the config of the first CSV line that matches `key` as an import; cs.mu held.
+  void ApplyCsvImport(CommState& cs, const WorkloadKey& key);
+  // The periodic export (CCLTUNE_EXPORT_INTERVAL): a thread that sleeps between exports.
+  void StartFlusher();
+  void StopFlusher();
 
   Settings settings_;
   bool active_ = false;
@@ -99,6 +108,15 @@ class Runtime {
   std::unordered_map<ncclComm_t, std::shared_ptr<CommState>> comms_;
   std::vector<std::unique_ptr<PluginCtx>> contexts_;
   config_table::ExportSet retired_;  // tables of destroyed communicators this process led
+
+  std::mutex export_mu_;  // one export at a time (exit, ccltuneExport, the flusher)
+  int exports_ = 0;       // exports written or attempted, guarded by export_mu_
+
+  std::mutex flush_mu_;  // guards flush_stop_; the flusher sleeps on flush_cv_
+  std::condition_variable flush_cv_;
+  bool flush_stop_ = false;
+  std::thread flusher_;  // started once (guarded by mu_), by the process that owns it
+  pid_t flusher_pid_ = 0;
 };
 
 }  // namespace ccltune

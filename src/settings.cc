@@ -14,13 +14,15 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 13> kSettings = {{
+constexpr std::array<SettingSpec, 15> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
      "subsystems to log (a leading ^ excludes)"},
     {"CCLTUNE_EXPORT", SettingType::kString, "", "a file path",
      "write the converged configs as JSON (and NCCL example-tuner CSV beside it) at exit"},
+    {"CCLTUNE_EXPORT_INTERVAL", SettingType::kInt, "60", "0..86400",
+     "seconds between exports to CCLTUNE_EXPORT while the job runs (0: only at exit and on ccltuneExport)"},
     {"CCLTUNE_IMPORT", SettingType::kString, "", "a file path",
      "read an export at start (leader rank only) and apply its configs without tuning"},
     {"CCLTUNE_CHANNEL_BUDGET", SettingType::kInt, "0", "0..64",
@@ -34,7 +36,27 @@ constexpr std::array<SettingSpec, 13> kSettings = {{
     {"CCLTUNE_SUMMARY", SettingType::kBool, "1", "0,1", "print the summary table at exit (leader ranks)"},
     {"CCLTUNE_TEST_FAIL_SETUP_RANK", SettingType::kInt, "-1", "-1..1048576",
      "testing only: this rank reports that it cannot tune (all ranks must then stay on NCCL's default)"},
+    {"CCLTUNE_TEST_EXPORT_PAUSE", SettingType::kInt, "0", "0..1000000",
+     "testing only: the Nth export of this process stops before its rename and waits to be killed (0: never)"},
 }};
+
+// A value as it may appear in a one-line warning: printable ASCII kept, anything else (newlines,
+// escapes, bytes of another encoding) as \xNN, and at most 64 characters of it.
+std::string Printable(std::string_view v) {
+  constexpr size_t kMax = 64;
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < kMax; ++i) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 0xf]};
+    }
+  }
+  if (v.size() > kMax) out += "...";
+  return out;
+}
 
 }  // namespace
 
@@ -73,7 +95,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   };
   auto warn = [&](const char* name, const char* value) {
     const SettingSpec& sp = spec_of(name);
-    s.warnings.push_back(absl::StrCat("invalid value '", value, "' for ", name, " (accepted: ", sp.allowed,
+    s.warnings.push_back(absl::StrCat("invalid value '", Printable(value), "' for ", name, " (accepted: ", sp.allowed,
                                       "); using the default ", sp.default_value));
   };
   auto get_bool = [&](const char* name, bool* field) {
@@ -119,6 +141,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
     }
   }
   if (const char* v = raw("CCLTUNE_EXPORT")) s.export_path = v;
+  get_int("CCLTUNE_EXPORT_INTERVAL", &s.export_interval_s, 0, 86400);
   if (const char* v = raw("CCLTUNE_IMPORT")) s.import_path = v;
   get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
   get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 2, 65536);
@@ -130,6 +153,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   s.min_gain = gain_pct / 100.0;
   get_bool("CCLTUNE_SUMMARY", &s.summary);
   get_int("CCLTUNE_TEST_FAIL_SETUP_RANK", &s.test_fail_setup_rank, -1, 1 << 20);
+  get_int("CCLTUNE_TEST_EXPORT_PAUSE", &s.test_export_pause, 0, 1000000);
   return s;
 }
 

@@ -31,6 +31,7 @@ struct Settings {
   LogLevel debug = LogLevel::kWarn;
   std::string debug_subsys = "ALL";
   std::string export_path;
+  int export_interval_s = 60;  // 0: export only at exit and on request
   std::string import_path;
   int channel_budget = 0;  // 0: auto
   int min_interval = 2;
@@ -39,6 +40,7 @@ struct Settings {
   int max_batch = 24;
   double min_gain = 0.02;
   int test_fail_setup_rank = -1;
+  int test_export_pause = 0;  // testing only: the Nth export pauses before its rename
   bool summary = true;
 
   std::vector<std::string> warnings;

@@ -2,7 +2,9 @@
 // communicators' tables under one fingerprint, and the names of workload states.
 #pragma once
 
+#include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,6 +31,21 @@ bool IsReduction(Coll c);
 // entries of one fingerprint by key: the entry with more samples wins, a tie keeps the earlier one.
 // Non-exportable entries are dropped. Entries come out sorted by key string.
 std::vector<std::pair<Fingerprint, std::vector<Entry>>> MergeByFingerprint(const ExportSet& set);
+
+// NCCL's example-tuner CSV spellings, indexed by ccltune's (NCCL's) enum values (csv_export.cc
+// says where they come from). Export writes them, import accepts exactly them.
+inline constexpr std::array<std::string_view, kNumAlgos> kCsvAlgo = {
+    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+inline constexpr std::array<std::string_view, kNumProtos> kCsvProto = {"ll", "ll128", "simple"};
+inline constexpr std::array<std::string_view, kNumColls> kCsvColl = {"broadcast", "reduce", "allgather",
+                                                                     "reducescatter", "allreduce"};
+
+// Import messages are one line whatever the file or a parser put in them.
+std::string OneLine(std::string s);
+
+// The whole file, or NotFound ("ccltune: import file <path> not found") / the errno's code, each
+// with a one-line message naming the file.
+absl::StatusOr<std::string> ReadImportFile(const std::string& path);
 
 }  // namespace ccltune::config_table::internal
 

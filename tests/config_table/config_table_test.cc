@@ -3,7 +3,10 @@
 #include "config_table/config_table.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdlib>
 #include <filesystem>
@@ -328,6 +331,121 @@ TEST(Csv, EmptySetIsOnlyTheHeader) {
   EXPECT_TRUE(lines.empty());
 }
 
+// ---------------------------------------------------------------- CSV import
+
+TEST(CsvImport, ExportedLinesComeBackAsTheSameConfigs) {
+  std::vector<Entry> e = {
+      MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, 1048576)), Cfg(kAlgoRing, kProtoLL128, 16)),
+      MakeEntry(Key(Call(Coll::kAllGather, kBfloat16, 65536)), Cfg(kAlgoRing, kProtoSimple, 0)),
+      MakeEntry(Key(Call(Coll::kReduceScatter, kFloat32, 4096)), Cfg(3, kProtoLL, 2, 8192)),
+      MakeEntry(Key(Call(Coll::kBroadcast, kInt8, 128)), Cfg(5, kProtoSimple, 1)),
+      MakeEntry(Key(Call(Coll::kReduce, kFloat64, 256, kMax)), Cfg(6, kProtoLL, 3)),
+  };
+  auto rules = ParseCsv(ToCsv(Set(e)), "t.csv");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  ASSERT_EQ(rules->size(), e.size());
+  for (const Entry& x : e) {
+    const CallDesc& c = x.key.calls[0];
+    Config want = x.config;
+    want.chunk_bytes = 0;  // the format has no chunk size
+    EXPECT_EQ(MatchCsv(*rules, c, Fp().nranks, Fp().nnodes), want) << x.key.ToString();
+    // Another dtype or op with the same nBytes is the same line (what NCCL's plugin sees too).
+    CallDesc other = c;
+    other.dtype = kInt8;
+    EXPECT_EQ(MatchCsv(*rules, other, Fp().nranks, Fp().nnodes), want);
+    // Another size, collective or communicator shape: no line.
+    other = c;
+    other.bytes += 1;
+    EXPECT_EQ(MatchCsv(*rules, other, Fp().nranks, Fp().nnodes), std::nullopt);
+    EXPECT_EQ(MatchCsv(*rules, c, Fp().nranks * 2, Fp().nnodes), std::nullopt);
+    EXPECT_EQ(MatchCsv(*rules, c, Fp().nranks, Fp().nnodes + 1), std::nullopt);
+  }
+}
+
+TEST(CsvImport, RangesWildcardsAndFirstMatchWins) {
+  const std::string text =
+      "# a comment, then a blank line\n"
+      "\n"
+      "allreduce, 0, 65535, tree, ll, -1, -1, -1\r\n"
+      "allreduce,0,1048576,ring,simple,8,1,4,-1,-1\n"
+      "allreduce,0,1048576,ring,ll128,8,-1,-1,2,-1\n"  // numPipeOps 2: never an ungrouped call
+      "allgather,0,1048576,ring,ll128,8,-1,-1,-1,1\n"  // regBuff 1: ccltune cannot know, never applies
+      "allgather,0,1048576,pat,simple,4,-1,-1,1\n";
+  auto rules = ParseCsv(text, "t.csv");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  ASSERT_EQ(rules->size(), 5u);
+  EXPECT_EQ((*rules)[0].line, 3);
+  EXPECT_EQ((*rules)[4].line, 7);
+  EXPECT_EQ(MatchCsv(*rules, Call(Coll::kAllReduce, kFloat32, 4096), 4, 1), Cfg(kAlgoTree, kProtoLL, 0));
+  EXPECT_EQ(MatchCsv(*rules, Call(Coll::kAllReduce, kFloat32, 65536), 4, 1), Cfg(kAlgoRing, kProtoSimple, 8));
+  EXPECT_EQ(MatchCsv(*rules, Call(Coll::kAllReduce, kFloat32, 65536), 8, 1), std::nullopt);
+  // allgather's nBytes is the whole output, 4 x 64 KiB: the regBuff line is skipped, the next one applies.
+  EXPECT_EQ(MatchCsv(*rules, Call(Coll::kAllGather, kFloat32, 65536), 4, 1), Cfg(6, kProtoSimple, 4));
+  EXPECT_EQ(MatchCsv(*rules, Call(Coll::kBroadcast, kFloat32, 16), 4, 1), std::nullopt);
+}
+
+void ExpectCsvError(const std::string& text, const std::string& reason) {
+  auto r = ParseCsv(text, "t.csv");
+  ASSERT_FALSE(r.ok()) << text;
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(r.status().message(), "ccltune: import file t.csv does not parse: " + reason);
+}
+
+TEST(CsvImport, EveryBadLineIsDataLossWithTheExactReason) {
+  ExpectCsvError("allreduce,0,10,ring,ll,1,1\n",
+                 "line 1: 7 fields; expected collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
+                 "nRanks[,numPipeOps[,regBuff]]");
+  ExpectCsvError("# c\nallreduce,0,10,ring,ll,1,1,1,1,1,1\n",
+                 "line 2: 11 fields; expected collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
+                 "nRanks[,numPipeOps[,regBuff]]");
+  ExpectCsvError("all_reduce,0,10,ring,ll,1,1,1\n", "line 1: unknown collective_type \"all_reduce\"");
+  ExpectCsvError("allreduce,0,10,nvlstree,ll,1,1,1\n", "line 1: unknown algorithm \"nvlstree\"");
+  ExpectCsvError("allreduce,0,10,ring,LL,1,1,1\n", "line 1: unknown protocol \"LL\"");
+  ExpectCsvError("allreduce,-1,10,ring,ll,1,1,1\n", "line 1: min_bytes \"-1\" is not a non-negative integer");
+  ExpectCsvError("allreduce,0,1e6,ring,ll,1,1,1\n", "line 1: max_bytes \"1e6\" is not a non-negative integer");
+  ExpectCsvError("allreduce,0,99999999999999999999,ring,ll,1,1,1\n",
+                 "line 1: max_bytes \"99999999999999999999\" is not a non-negative integer");
+  ExpectCsvError("allreduce,10,9,ring,ll,1,1,1\n", "line 1: min_bytes above max_bytes");
+  ExpectCsvError("allreduce,0,10,ring,ll,0,1,1\n", "line 1: channels \"0\" is not -1 or 1..64");
+  ExpectCsvError("allreduce,0,10,ring,ll,65,1,1\n", "line 1: channels \"65\" is not -1 or 1..64");
+  ExpectCsvError("allreduce,0,10,ring,ll,1,,1\n", "line 1: nNodes \"\" is not -1 or 1..1073741824");
+  ExpectCsvError("allreduce,0,10,ring,ll,1,1,-2\n", "line 1: nRanks \"-2\" is not -1 or 1..1073741824");
+  ExpectCsvError("allreduce,0,10,ring,ll,1,1,1,0\n", "line 1: numPipeOps \"0\" is not -1 or 1..1073741824");
+  ExpectCsvError("allreduce,0,10,ring,ll,1,1,1,1,2\n", "line 1: regBuff \"2\" is not -1 or 0..1");
+  // A name that is a whole paragraph is cut, and the message stays one line.
+  ExpectCsvError("all\rreduce,0,10,ring,ll,1,1,1\n", "line 1: unknown collective_type \"all reduce\"");
+  ExpectCsvError(std::string("x") + std::string(100, 'y') + ",0,10,ring,ll,1,1,1\n",
+                 "line 1: unknown collective_type \"x" + std::string(39, 'y') + "...\"");
+}
+
+TEST(CsvImport, EmptyAndCommentOnlyFilesHaveNoRules) {
+  for (const std::string& text : {std::string(""), std::string("# only\n\n  \n"), ToCsv(ExportSet{})}) {
+    auto r = ParseCsv(text, "t.csv");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->empty());
+  }
+}
+
+TEST(CsvImport, FileErrorsNameTheFile) {
+  auto missing = ImportCsv("/nonexistent/dir/tuned.csv", 8, 1);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "ccltune: import file /nonexistent/dir/tuned.csv not found");
+
+  char tmpl[] = "/tmp/ccltune_csv_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/tuned.csv";
+  ASSERT_TRUE(WriteFileAtomic(path, "allreduce,0,10,ring,ll,1,2,16\nallgather,0,10,ring,ll,1,-1,16\n").ok());
+  // The CSV's fingerprint mismatch: lines, but none for this communicator's shape.
+  auto other = ImportCsv(path, 8, 1);
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(other.status().message(), "ccltune: import file " + path + " has no line for nRanks 8, nNodes 1; ignored");
+  auto mine = ImportCsv(path, 16, 1);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  ASSERT_EQ(mine->size(), 1u);
+  EXPECT_EQ((*mine)[0].coll, Coll::kAllGather);
+  fs::remove_all(tmpl);
+}
+
 // ---------------------------------------------------------------- atomic write
 
 class AtomicWrite : public ::testing::Test {
@@ -392,6 +510,76 @@ TEST_F(AtomicWrite, ExportedFilesImport) {
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->size(), 1u);
   EXPECT_EQ((*got)[0].config, Cfg(kAlgoTree, kProtoLL, 2));
+}
+
+// A writer killed with SIGKILL in the middle of an export: the target is the previous export, whole.
+TEST_F(AtomicWrite, SigkillBeforeTheRenameLeavesThePreviousExportWhole) {
+  const std::string path = (dir_ / "ccltune.json").string();
+  const ExportSet a = Set({MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, 4096)), Cfg(kAlgoTree, kProtoLL, 2))});
+  std::vector<Entry> many;
+  for (uint64_t b = 1; b <= 2000; ++b)
+    many.push_back(MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, b * 64)), Cfg(1, 2, 4)));
+  const std::string first = ToJson(a), second = ToJson(Set(many));
+  ASSERT_TRUE(WriteFileAtomic(path, first).ok());
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the writer: stops once the new content is durable, before the rename
+    (void)WriteFileAtomic(path, second, [&](const std::string&) {
+      (void)!::write(fds[1], "p", 1);
+      for (;;) ::pause();
+    });
+    ::_exit(3);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ::close(fds[0]);
+  ::close(fds[1]);
+
+  EXPECT_EQ(Read(path), first);
+  auto got = ImportJson(path, Fp());
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].config, Cfg(kAlgoTree, kProtoLL, 2));
+  // The killed export's temporary file is left beside it (hidden), complete but never renamed.
+  const std::vector<std::string> names = Names();
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].rfind(".ccltune.json.ccltune-tmp.", 0), 0u) << names[0];
+  EXPECT_EQ(Read(dir_ / names[0]), second);
+  // The next export replaces the file as usual.
+  ASSERT_TRUE(WriteFileAtomic(path, second).ok());
+  EXPECT_EQ(Read(path), second);
+}
+
+// Killed at arbitrary points of a stream of exports: whatever is found is one of them, whole.
+TEST_F(AtomicWrite, SigkillAtAnyPointNeverLeavesAHalfFile) {
+  const std::string path = (dir_ / "ccltune.json").string();
+  std::vector<Entry> many;
+  for (uint64_t b = 1; b <= 500; ++b)
+    many.push_back(MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, b * 64)), Cfg(1, 2, 4)));
+  const std::string small = ToJson(Set({many[0]})), large = ToJson(Set(many));
+  ASSERT_TRUE(WriteFileAtomic(path, small).ok());
+  std::srand(12345);
+  for (int round = 0; round < 20; ++round) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      for (int i = 0;; ++i) (void)WriteFileAtomic(path, i % 2 ? small : large);
+    }
+    ::usleep(static_cast<useconds_t>(200 + std::rand() % 20000));
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    const std::string found = Read(path);
+    ASSERT_TRUE(found == small || found == large) << "round " << round << ": " << found.size() << " bytes";
+    ASSERT_TRUE(ParseJson(found, Fp(), "found").ok());
+  }
 }
 
 // ---------------------------------------------------------------- import errors

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/internal/layout.hpp"
 #include "tests/coordinator/harness.hpp"
@@ -200,13 +201,50 @@ TEST_P(VersionSkewRun, EveryRankStopsAtTheAgreementPoint) {
   const std::vector<RankResult> r = RunRanks(o);
   ExpectIdenticalAcrossRanks(r);
   ASSERT_EQ(r[0].stops.size(), 1u);
-  EXPECT_NE(r[0].stops[0].find("different protocol versions"), std::string::npos) << r[0].stops[0];
+  // The exact one line every rank reports (the runtime logs it after "tuning off, NCCL's defaults from here on: ").
+  EXPECT_EQ(r[0].stops[0], absl::StrCat("tuning stopped at unit ", kAgreementApplyUnit,
+                                        ": sync 0 payload rejected: coordinator: ranks run different protocol versions "
+                                        "(min ",
+                                        kProtocolVersion, ", max ", GetParam(), ")"));
   EXPECT_EQ(r[0].stop_unit, kAgreementApplyUnit);
   EXPECT_EQ(CountNonDefault(r[0].configs), 0);
   for (const RankResult& x : r) EXPECT_TRUE(absl::IsFailedPrecondition(x.first_error)) << x.first_error;
 }
 
 INSTANTIATE_TEST_SUITE_P(OlderAndNewer, VersionSkewRun, ::testing::Values(kProtocolVersion + 1, uint64_t{1000}));
+
+// A rank whose words are not ccltune's payload at all (another program's all-reduce, or a layout
+// of the future with another magic): every rank rejects the same reduced words at the same unit.
+class ForeignMagic final : public Transport {
+ public:
+  explicit ForeignMagic(std::unique_ptr<Transport> inner) : inner_(std::move(inner)) {}
+  absl::Status Issue(uint64_t id, const Words& w, void* stream) override {
+    Words x = w;
+    x[layout::kWordMagic] = 0x0145'4E55'544C'4343ull;  // "CCLTUNE\x01": above ccltune's, so the MAX delivers it
+    return inner_->Issue(id, x, stream);
+  }
+  absl::Status Wait(uint64_t id, Words* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+
+ private:
+  std::unique_ptr<Transport> inner_;
+};
+
+TEST(CommCoordinator, ForeignPayloadStopsEveryRankWithOneLine) {
+  RunOptions o;
+  o.wrap = [](int rank, std::unique_ptr<Transport> t) -> std::unique_ptr<Transport> {
+    if (rank != 1) return t;
+    return std::make_unique<ForeignMagic>(std::move(t));
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  ASSERT_EQ(r[0].stops.size(), 1u);
+  EXPECT_EQ(r[0].stops[0], absl::StrCat("tuning stopped at unit ", kAgreementApplyUnit,
+                                        ": sync 0 payload rejected: coordinator: malformed sync payload: bad magic "
+                                        "0x1454e55544c4343"));
+  EXPECT_EQ(r[0].stop_unit, kAgreementApplyUnit);
+  EXPECT_EQ(CountNonDefault(r[0].configs), 0);  // NCCL's defaults on every call, every rank
+  for (const RankResult& x : r) EXPECT_TRUE(absl::IsDataLoss(x.first_error)) << x.first_error;
+}
 
 // ---- slow and lost contributions: waited for, reported, never skipped ----
 

@@ -59,6 +59,35 @@ TEST(Settings, InvalidValuesWarnAndKeepDefault) {
   EXPECT_EQ(s.warnings[2], "invalid value '65' for CCLTUNE_CHANNEL_BUDGET (accepted: 0..64); using the default 0");
 }
 
+TEST(Settings, WarningsAreOnePrintableLineWhateverTheValue) {
+  g_env = {{"CCLTUNE_SAMPLES", "3\nCCLTUNE_FAKE=1"},
+           {"CCLTUNE_DEBUG", "\x1b[31mred\xff"},
+           {"CCLTUNE_EXPORT_INTERVAL", std::string(100, '9')}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_EQ(s.samples, 3);
+  EXPECT_EQ(s.export_interval_s, 60);
+  ASSERT_EQ(s.warnings.size(), 3u);
+  EXPECT_EQ(
+      s.warnings[0],
+      "invalid value '\\x1b[31mred\\xff' for CCLTUNE_DEBUG (accepted: NONE,WARN,INFO,TRACE); using the default WARN");
+  EXPECT_EQ(s.warnings[1], "invalid value '" + std::string(64, '9') +
+                               "...' for CCLTUNE_EXPORT_INTERVAL (accepted: 0..86400); using the default 60");
+  EXPECT_EQ(s.warnings[2],
+            "invalid value '3\\x0aCCLTUNE_FAKE=1' for CCLTUNE_SAMPLES (accepted: 1..64); using the default 3");
+}
+
+TEST(Settings, ExportInterval) {
+  g_env = {{"CCLTUNE_EXPORT_INTERVAL", "0"}};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).export_interval_s, 0);
+  g_env = {{"CCLTUNE_EXPORT_INTERVAL", "86400"}};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).export_interval_s, 86400);
+  g_env = {{"CCLTUNE_EXPORT_INTERVAL", "-1"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_EQ(s.export_interval_s, 60);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], "invalid value '-1' for CCLTUNE_EXPORT_INTERVAL (accepted: 0..86400); using the default 60");
+}
+
 TEST(Settings, DocsTableMatchesRegistry) {
   std::ifstream in(std::string(CCLTUNE_DOCS_DIR) + "/environment.md");
   ASSERT_TRUE(in.good()) << "docs/environment.md is missing";

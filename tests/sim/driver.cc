@@ -4,10 +4,13 @@
 // aborts the run on any cross-rank mismatch, so a passing run also proves lockstep decisions.
 #include <dlfcn.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -176,10 +179,9 @@ TEST(Sim, TwoCommunicatorsASplitAndDestroyDuringTuning) {
   EXPECT_EQ(ncclCommDestroy(world), ncclSuccess);
 }
 
-// Run with CCLTUNE_TEST_FAIL_SETUP_RANK=<r>: every rank must stay on NCCL's default.
-TEST(Sim, OneRankCannotTuneAllStayOnDefault) {
-  ASSERT_TRUE(api().present());
-  ASSERT_STRNE(Env("CCLTUNE_TEST_FAIL_SETUP_RANK"), "");
+// Tuning was stopped at the agreement point (by a fault the test injects): every rank stays on
+// NCCL's default, in lockstep (the checker), with correct data.
+void ExpectAllStayOnDefault() {
   ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
   Loop(comm, 256 * 1024, 400);
   CheckedAllReduce(comm, 256 * 1024, g_size, g_rank);
@@ -189,6 +191,20 @@ TEST(Sim, OneRankCannotTuneAllStayOnDefault) {
   EXPECT_EQ(s.config.channels, 0);
   EXPECT_EQ(s.samples, 0);
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Run with CCLTUNE_TEST_FAIL_SETUP_RANK=<r>: every rank must stay on NCCL's default.
+TEST(Sim, OneRankCannotTuneAllStayOnDefault) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STRNE(Env("CCLTUNE_TEST_FAIL_SETUP_RANK"), "");
+  ExpectAllStayOnDefault();
+}
+
+// Run with one rank preloading a ccltune built with another protocol version (its payload is a
+// foreign one to the others): every rank rejects the reduced payload and stays on NCCL's default.
+TEST(Sim, ForeignVersionOnOneRankAllStayOnDefault) {
+  ASSERT_TRUE(api().present());
+  ExpectAllStayOnDefault();
 }
 
 // Run with CCLTUNE_EXPORT=<file>: tunes three workloads and exports at exit (and now, explicitly).
@@ -242,6 +258,93 @@ TEST(Sim, BadImportIsIgnoredAndTuningGoesOn) {
     EXPECT_GT(s.samples, 0);
   }
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Run with CCLTUNE_IMPORT naming the CSV of ExportWritesConvergedConfigs: each workload that has a
+// line there starts with that line's config (imported, not searched); the others are tuned as usual.
+TEST(Sim, CsvImportSkipsTuning) {
+  ASSERT_TRUE(api().present());
+  std::ifstream in(Env("CCLTUNE_IMPORT"));
+  ASSERT_TRUE(in.good()) << "CCLTUNE_IMPORT must name the CSV export of ExportWritesConvergedConfigs";
+  std::map<uint64_t, std::vector<std::string>> lines;  // nBytes -> fields
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 10u) << line;
+    ASSERT_EQ(f[0], "allreduce") << line;
+    lines[std::stoull(f[1])] = f;
+  }
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  for (size_t count : {64 * 1024, 1024 * 1024}) Loop(comm, count, 300);
+  CheckedAllReduce(comm, 64 * 1024, g_size, g_rank);
+  if (g_rank == 0) {
+    for (size_t count : {64 * 1024, 1024 * 1024}) {
+      const size_t bytes = count * 4;
+      auto s = Stats(comm, 4, ncclFloat32, ncclSum, bytes);
+      auto it = lines.find(bytes);
+      if (it == lines.end()) {  // NCCL's default won in the exporting run: no line, tuned again
+        EXPECT_EQ(s.state, ccltuneStateConverged) << bytes;
+        continue;
+      }
+      const std::vector<std::string>& f = it->second;
+      EXPECT_EQ(s.state, ccltuneStateImported) << bytes;
+      EXPECT_LE(s.convergeCalls, 200) << bytes;
+      EXPECT_EQ(s.config.algorithm, f[3] == "tree" ? 0 : f[3] == "ring" ? 1 : -2) << bytes;
+      EXPECT_EQ(s.config.protocol, f[4] == "ll" ? 0 : f[4] == "ll128" ? 1 : f[4] == "simple" ? 2 : -2) << bytes;
+      EXPECT_EQ(s.config.channels, f[5] == "-1" ? 0 : std::stoi(f[5])) << bytes;
+    }
+    // The test means something only if the exporting run found a non-default config.
+    EXPECT_FALSE(lines.empty()) << "the CSV has no config line";
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Run with CCLTUNE_EXPORT=<file> CCLTUNE_EXPORT_INTERVAL=1: the running job's converged configs
+// reach the file without an exit or an explicit ccltuneExport.
+TEST(Sim, PeriodicExportWhileRunning) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STREQ(Env("CCLTUNE_EXPORT_INTERVAL"), "1");
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 256 * 1024, 500);
+  if (g_rank == 0) {
+    ASSERT_EQ(Stats(comm, 4, ncclFloat32, ncclSum, 1 << 20).state, ccltuneStateConverged);
+    bool found = false;
+    for (int i = 0; i < 100 && !found; ++i) {  // at most 10 s; the flusher writes every second
+      usleep(100 * 1000);
+      std::ifstream f(Env("CCLTUNE_EXPORT"));
+      if (!f.good()) continue;
+      nlohmann::json j = nlohmann::json::parse(f);  // never a half file: it is replaced atomically
+      for (const auto& w : j["configs"][0]["workloads"]) found |= w["state"] == "converged";
+    }
+    EXPECT_TRUE(found) << "no periodic export with the converged workload within 10 s";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Driven by export_kill.sh with CCLTUNE_EXPORT=<file> CCLTUNE_TEST_EXPORT_PAUSE=2: rank 0 exports
+// one tuned workload (export 1, copied to <file>.first), tunes a second, and its export 2 pauses
+// once the new file is written and before the rename; the script kills rank 0 with SIGKILL there.
+TEST(Sim, ExportKilledMidWay) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STREQ(Env("CCLTUNE_TEST_EXPORT_PAUSE"), "2");
+  const std::string path = Env("CCLTUNE_EXPORT");
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 64 * 1024, 500);
+  if (g_rank == 0) {
+    ASSERT_EQ(api().export_now(nullptr), ccltuneSuccess);
+    std::ifstream src(path, std::ios::binary);
+    std::ofstream dst(path + ".first", std::ios::binary);
+    dst << src.rdbuf();
+  }
+  Loop(comm, 1024 * 1024, 500);
+  if (g_rank == 0) {
+    api().export_now(nullptr);  // pauses for good; reaching the next line is a failure
+    ADD_FAILURE() << "export 2 did not pause (CCLTUNE_TEST_EXPORT_PAUSE)";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // the other ranks wait here until the kill ends the job
 }
 
 // Run with CCLTUNE_DISABLE=1: a pure pass-through.
