@@ -35,6 +35,11 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
   // A rank never skips a sync: the others would wait for it forever. A leader message that cannot be
   // encoded becomes an empty one with the error flag raised, which stops tuning on every rank.
   const uint64_t id = *actions.issue;
+#if CCLTUNE_PLANTED_BUG_SKIP_SYNC
+  // PLANTED BUG (negative control, ccltune_coordinator_planted_skip_sync only): rank 1 skips sync 3,
+  // which every other rank issues; its next collective then meets their sync op.
+  if (rank_ == 1 && id == 3) return first;
+#endif
   LeaderMessage msg;
   if (is_leader() && hooks_.build_message) msg = hooks_.build_message(id);
   absl::StatusOr<Words> words = Encode(is_leader() ? &msg : nullptr, id, flags_);

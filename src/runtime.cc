@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -347,7 +349,19 @@ Config Runtime::Decide(CommState& cs, const WorkloadKey& key, uint64_t hash, boo
   }
   const bool tuning = cs.coord->tuning();
   *scheduled = tuning && !cs.coord->book().Exhausted(hash);
-  Config cfg = cs.coord->ConfigFor(hash, false);
+  uint64_t lookup = hash;
+#if CCLTUNE_PLANTED_BUG_SIZE_KEYED
+  // PLANTED BUG (negative control, ccltune_planted_size_keyed only): rank 1 consumes schedules per call
+  // size: a workload whose byte count equals that of a workload seen earlier on the communicator
+  // consumes the earlier workload's schedule instead of its own.
+  if (cs.rank() == 1) {
+    static std::map<std::pair<const CommState*, uint64_t>, uint64_t> first_of_size;
+    uint64_t bytes = 0;
+    for (const CallDesc& c : key.calls) bytes += c.bytes;
+    lookup = first_of_size.emplace(std::make_pair(&cs, bytes), hash).first->second;
+  }
+#endif
+  Config cfg = cs.coord->ConfigFor(lookup, false);
   if (cs.leader && tuning) {
     cs.leader->OnUnit(hash);
     *timed = cs.timer != nullptr && cs.leader->ShouldTime(hash, *scheduled, call_index);

@@ -4,6 +4,7 @@
 // and every collective's chosen configuration is compared across ranks.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <nccl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -41,12 +43,17 @@ constexpr uint32_t kMagic = 0x51ec1a55;
 struct Settings {
   int version = 22809;
   double timeoutS = 120;
-  enum { kFirst, kAlways, kNever } move = kFirst;
+  enum { kFirst, kAlways, kNever, kRequested } move = kFirst;
   int channels = 24;
   double noise = 0.04;
   unsigned long long seed = 1;
   size_t stageBytes = 2 << 20;
   std::string trace, modelFile;
+  // Drift: from call driftAfter of each communicator on, durations (of algorithm driftAlgo only, or of
+  // every algorithm when -1) are multiplied by driftFactor: a landscape that jumps mid-run.
+  uint64_t driftAfter = 0;
+  double driftFactor = 1;
+  int driftAlgo = -1;
 
   static const char* Get(const char* n) { return std::getenv(n); }
   Settings() {
@@ -60,8 +67,11 @@ struct Settings {
         move = kAlways;
       else if (s == "never")
         move = kNever;
+      else if (s == "requested")
+        move = kRequested;
       else
-        std::fprintf(stderr, "simnccl: WARN SIMNCCL_MOVE_DATA=%s invalid (first|always|never); using first\n", v);
+        std::fprintf(stderr, "simnccl: WARN SIMNCCL_MOVE_DATA=%s invalid (first|always|never|requested); using first\n",
+                     v);
     }
     if (auto v = Get("SIMNCCL_CHANNELS")) channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels);
     if (auto v = Get("SIMNCCL_NOISE")) {
@@ -76,6 +86,17 @@ struct Settings {
     stageBytes = (stageBytes + 4095) / 4096 * 4096;
     if (auto v = Get("SIMNCCL_TRACE")) trace = v;
     if (auto v = Get("SIMNCCL_MODEL_FILE")) modelFile = v;
+    if (auto v = Get("SIMNCCL_DRIFT")) {
+      unsigned long long after = 0;
+      double factor = 0;
+      int algo = -1;
+      int n = std::sscanf(v, "%llu,%lf,%d", &after, &factor, &algo);
+      if (n >= 2 && factor > 0 && algo >= -1 && algo < simnccl::kNumAlgos) {
+        driftAfter = after, driftFactor = factor, driftAlgo = n == 3 ? algo : -1;
+      } else {
+        std::fprintf(stderr, "simnccl: WARN SIMNCCL_DRIFT=%s invalid (CALL,FACTOR[,ALGO]); no drift\n", v);
+      }
+    }
   }
 };
 
@@ -109,6 +130,10 @@ struct Header {
   uint64_t stageBytes, mboxBytes;
   std::atomic<int32_t> registered, released, abortCode;
   alignas(64) std::atomic<uint64_t> barrier;
+  // Doorbell: bumped after every change a rank may wait for; waiters sleep on it (futex) once a short
+  // spin has not seen the change, so N ranks on fewer cores hand the CPU to the rank that must move.
+  alignas(64) std::atomic<uint32_t> bell;
+  std::atomic<uint32_t> sleepers;
   Slot slots[kMaxRanks];
 };
 size_t MboxOffset() { return (sizeof(Header) + 4095) / 4096 * 4096; }
@@ -255,31 +280,47 @@ struct ncclComm {
 
 namespace {
 
-// Waits for pred() with sched_yield, then short sleeps; exits loudly on abort or timeout (never hangs silently).
+// Rings the doorbell of a segment after a change others may wait for (see WaitFor).
+void Ring(Header* h) {
+  h->bell.fetch_add(1, std::memory_order_seq_cst);
+  if (h->sleepers.load(std::memory_order_seq_cst) > 0)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->bell), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Waits for pred() with sched_yield, then on the segment's doorbell (futex, 2 ms at most per sleep, so a
+// change on another segment is still seen soon); exits loudly on abort or timeout (never hangs silently).
+// A change is always made before the bell rings, and a waiter reads the bell before its last look at
+// pred(), so a wake-up cannot be lost.
 void WaitFor(ncclComm* comm, uint64_t op, const std::function<bool()>& pred) {
   auto start = std::chrono::steady_clock::now();
+  Header* h = comm->hdr;
   for (long spins = 0;; spins++) {
     if (pred()) return;
-    int code = comm->hdr->abortCode.load(std::memory_order_acquire);
+    int code = h->abortCode.load(std::memory_order_acquire);
     if (code != 0) {
       std::fflush(stdout);
       std::fflush(stderr);
       if (comm->rank != 0) usleep(200000);  // let rank 0 finish its report first
       _exit(code);
     }
-    if (spins < 200) {
+    if (spins < 100) {
       sched_yield();
       continue;
     }
-    struct timespec ts = {0, spins < 20000 ? 20000 : 200000};
-    nanosleep(&ts, nullptr);
-    if ((spins & 63) == 0) {
+    const uint32_t seen = h->bell.load(std::memory_order_seq_cst);
+    if (pred()) return;
+    h->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    struct timespec ts = {0, 2000000};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->bell), FUTEX_WAIT, seen, &ts, nullptr, 0);
+    h->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    if ((spins & 15) == 0) {
       double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (waited > RT().env.timeoutS) {
         std::fprintf(stderr, "simnccl: HANG rank %d comm %s op %llu waited %.0f s\n", comm->rank, comm->name.c_str(),
                      (unsigned long long)op, waited);
         std::fflush(stderr);
         comm->hdr->abortCode.store(4);
+        Ring(comm->hdr);
         _exit(4);
       }
     }
@@ -289,6 +330,7 @@ void WaitFor(ncclComm* comm, uint64_t op, const std::function<bool()>& pred) {
 void Barrier(ncclComm* comm, uint64_t op) {
   uint64_t target = ++comm->barrierGen * comm->nranks;
   comm->hdr->barrier.fetch_add(1, std::memory_order_acq_rel);
+  Ring(comm->hdr);
   WaitFor(comm, op, [&] { return comm->hdr->barrier.load(std::memory_order_acquire) >= target; });
 }
 
@@ -341,6 +383,7 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
     hdr->stageBytes = stage;
     hdr->mboxBytes = mbox;
     hdr->ready.store(1, std::memory_order_release);
+    Ring(hdr);
   }
   auto comm = new ncclComm();
   comm->name = name;
@@ -361,6 +404,7 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   hdr->slots[rank].pid = getpid();
   hdr->slots[rank].ordinal = attached.fetch_add(1);
   hdr->registered.fetch_add(1, std::memory_order_acq_rel);
+  Ring(hdr);
   WaitFor(comm, 0, [&] { return hdr->registered.load(std::memory_order_acquire) >= nranks; });
   // Noise follows (seed, communicator, sequence): the name holds a pid and random bits, so the
   // communicator is identified by rank 0's creation order, the same in every run of a program.
@@ -757,7 +801,8 @@ void RunColl(Task& t, bool moveRequested) {
   std::copy(t.chunks.begin(), t.chunks.begin() + rec.nChunks, rec.chunks);
   uint64_t key = Fnv(&rec.count, sizeof(Record) - sizeof(uint64_t));
   bool move = rt.env.move == Settings::kAlways ||
-              (rt.env.move == Settings::kFirst && (moveRequested || !c->seenKeys.count(key)));
+              (rt.env.move == Settings::kFirst && (moveRequested || !c->seenKeys.count(key))) ||
+              (rt.env.move == Settings::kRequested && moveRequested);
   c->seenKeys.insert(key);
   Slot& mine = h->slots[c->rank];
   mine.rec = rec;
@@ -779,13 +824,15 @@ void RunColl(Task& t, bool moveRequested) {
         std::fflush(stderr);
       }
       h->abortCode.store(3);
+      Ring(h);
     }
   }
   if (h->abortCode.load() == 3) {
     if (c->rank != 0) usleep(200000);
     _exit(3);
   }
-  const double ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
+  double ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
+  if (seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo)) ranUs *= rt.env.driftFactor;
   rt.clockUs = start + ranUs;
   if (c->rank == 0)
     rt.Trace("ran comm %s op %llu %s model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
@@ -867,6 +914,7 @@ void RunP2P(std::vector<Task*>& ops) {
         mb.bytes = len;
         mb.clock = rt.clockUs;
         mb.sent.fetch_add(1, std::memory_order_release);
+        Ring(c->hdr);
         s.off += len;
       } else {
         Mbox& mb = c->Box(s.t->peer, c->rank);
@@ -876,6 +924,7 @@ void RunP2P(std::vector<Task*>& ops) {
         if (!s.started) rt.clockUs = std::max(rt.clockUs, mb.clock);
         s.started = true;
         mb.acked.fetch_add(1, std::memory_order_release);
+        Ring(c->hdr);
         s.off += len;
       }
       progress = true;
