@@ -816,7 +816,7 @@ int LauncherMain(int argc, char** argv) {
                     t.hangs, t.crashes, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         std::fflush(stdout);
       }
-      if (out == kPass || !o.keep) RemoveTree(run.dir);
+      if (!o.keep) RemoveTree(run.dir);
       if (out != kPass && o.stop_after > 0 && static_cast<int>(t.failed.size()) >= o.stop_after) stop = true;
       it = active.erase(it);
     }
