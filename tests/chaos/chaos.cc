@@ -136,6 +136,8 @@ int Reduced(int op, int n, size_t i) {
 struct ApiFns {
   decltype(&ccltuneListWorkloads) list =
       reinterpret_cast<decltype(&ccltuneListWorkloads)>(dlsym(RTLD_DEFAULT, "ccltuneListWorkloads"));
+  decltype(&ccltuneSetMode) set_mode =
+      reinterpret_cast<decltype(&ccltuneSetMode)>(dlsym(RTLD_DEFAULT, "ccltuneSetMode"));
 };
 
 struct Worker {
@@ -370,6 +372,15 @@ struct Worker {
     }
   }
 
+  void SetMode(const ModeSwitch& m) {
+    if (comms[m.comm] == nullptr || api.set_mode == nullptr) return;
+    const ccltuneConfig_t forced{m.algo, m.proto, m.channels, m.chunk};
+    const int rc = api.set_mode(comms[m.comm], static_cast<ccltuneMode_t>(m.mode), m.mode == 3 ? &forced : nullptr);
+    if (rc != ccltuneSuccess && rc != ccltuneUnavailable) {
+      Die(kExitExpectation, "EXPECTATION FAILED: ccltuneSetMode(c%d, %d) returned %d", m.comm, m.mode, rc);
+    }
+  }
+
   void Delay() {
     if (me == 0 && p.slow_leader_us > 0) usleep(p.slow_leader_us);
     if (p.delay_max_us[me] > 0 && delay_rng.Below(100) < static_cast<uint64_t>(p.delay_pct)) {
@@ -395,7 +406,7 @@ struct Worker {
     p2p_recv.resize(p2p_bytes);
 
     for (size_t c = 0; c < p.comms.size(); ++c) Create(static_cast<int>(c), p.comms[c].id);
-    size_t next_event = 0;
+    size_t next_event = 0, next_mode = 0;
     for (int it = 0; it < p.iters; ++it) {
       for (int oi = 0; oi < static_cast<int>(p.body.size()); ++oi) {
         while (next_event < p.events.size() && p.events[next_event].iter == it &&
@@ -403,6 +414,9 @@ struct Worker {
           const Event& e = p.events[next_event++];
           End(e.comm, e.abort);
           if (e.recreate) Create(e.comm, p.comms[e.comm].kind == CommKind::kSplit ? 0 : e.new_id);
+        }
+        while (next_mode < p.modes.size() && p.modes[next_mode].iter == it && p.modes[next_mode].before_op == oi) {
+          SetMode(p.modes[next_mode++]);
         }
         Delay();
         RunOp(oi, it);
@@ -824,10 +838,11 @@ int LauncherMain(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("chaos: seeds %" PRIu64 "-%" PRIu64 ", %.1f s wall (%.2f s per run), %ld ranks in all\n", o.first,
               std::min(o.last, next - 1), wall, t.runs ? wall / t.runs : 0.0, t.ranks_total);
-  static const char* const kOrder[] = {
-      "tuned",  "ranks>8",      "comms>1",      "comms=3", "split",      "init-subset",   "group",    "group-2-comms",
-      "p2p",    "p2p-in-group", "data-checked", "destroy", "abort",      "recreate",      "tuner-v6", "export",
-      "delays", "slow-leader",  "slow-create",  "drift",   "setup-fail", "corrupt-import"};
+  static const char* const kOrder[] = {"tuned",        "ranks>8",     "comms>1",       "comms=3",     "split",
+                                       "init-subset",  "group",       "group-2-comms", "p2p",         "p2p-in-group",
+                                       "data-checked", "destroy",     "abort",         "recreate",    "tuner-v6",
+                                       "export",       "mode-switch", "delays",        "slow-leader", "slow-create",
+                                       "drift",        "setup-fail",  "corrupt-import"};
   std::string line = "chaos: classes:";
   for (const char* c : kOrder) line += std::string(" ") + c + "=" + std::to_string(t.classes[c]);
   std::printf("%s\n", line.c_str());

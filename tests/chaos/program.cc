@@ -209,6 +209,26 @@ Program Generate(uint64_t seed) {
   // Data moves on checked ops and ccltune's sync ops only (the results of the others are not read, and
   // moving them on each new config costs seconds with fp8 types).
   p.env.emplace_back("SIMNCCL_MOVE_DATA", "requested");
+
+  // Public API mode switches (drawn last, so the draws above name the same programs as before).
+  const int nmodes = r.Chance(0.2) ? r.Range(1, 3) : 0;
+  for (int i = 0; i < nmodes; ++i) {
+    ModeSwitch m;
+    m.iter = r.Range(p.iters / 6, p.iters * 5 / 6);
+    m.before_op = static_cast<int>(r.Below(nops));
+    m.comm = static_cast<int>(r.Below(ncomms));
+    m.mode = static_cast<int>(r.Below(4));
+    if (m.mode == 3) {
+      m.algo = static_cast<int>(r.Below(3)) - 1;  // NCCL decides, tree, ring
+      m.proto = m.algo < 0 ? -1 : static_cast<int>(r.Below(3));
+      m.channels = r.Chance(0.5) ? 0 : r.Range(1, 32);
+      m.chunk = r.Chance(0.7) ? 0 : static_cast<int64_t>(r.Range(1, 64)) * 4096;
+    }
+    p.modes.push_back(m);
+  }
+  std::sort(p.modes.begin(), p.modes.end(), [](const ModeSwitch& a, const ModeSwitch& b) {
+    return std::tie(a.iter, a.before_op) < std::tie(b.iter, b.before_op);
+  });
   return p;
 }
 
@@ -252,6 +272,15 @@ std::string Program::Describe() const {
          " c" + std::to_string(e.comm) + (e.recreate ? " and recreate" : "");
   }
   if (abort_at_end) s += "; abort at end";
+  static const char* const mode_names[] = {"tune", "default", "frozen", "forced"};
+  for (const ModeSwitch& m : modes) {
+    s += "; at " + std::to_string(m.iter) + "." + std::to_string(m.before_op) + " mode c" + std::to_string(m.comm) +
+         " " + mode_names[m.mode];
+    if (m.mode == 3) {
+      s += "(" + std::to_string(m.algo) + "," + std::to_string(m.proto) + "," + std::to_string(m.channels) + "," +
+           std::to_string(m.chunk) + ")";
+    }
+  }
   bool delays = false;
   for (int d : delay_max_us) delays |= d > 0;
   if (delays) {
@@ -306,6 +335,7 @@ std::vector<std::string> Program::Classes() const {
   add(recreate, "recreate");
   add(v6, "tuner-v6");
   add(exporting, "export");
+  add(!modes.empty(), "mode-switch");
   // Faults.
   add(delays, "delays");
   add(slow_leader_us > 0, "slow-leader");

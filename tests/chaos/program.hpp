@@ -85,6 +85,18 @@ struct Event {
   int new_id = 0;
 };
 
+// At iteration `iter`, before body op `before_op`: every member of the communicator calls ccltuneSetMode
+// (0 tune, 1 NCCL's default, 2 frozen, 3 forced to the given config), as the API requires: on every
+// rank at the same point, outside a group.
+struct ModeSwitch {
+  int iter = 0;
+  int before_op = 0;
+  int comm = 0;
+  int mode = 0;
+  int algo = -1, proto = -1, channels = 0;
+  int64_t chunk = 0;
+};
+
 // What the leader's import file holds (all ranks name the same path; only the leader reads it).
 enum ImportKind {
   kNoImport = -1,
@@ -108,6 +120,7 @@ struct Program {
   int iters = 1;
   std::vector<Event> events;
   bool abort_at_end = false;  // abort instead of destroy after the last iteration
+  std::vector<ModeSwitch> modes;
 
   // Faults.
   std::vector<int> delay_max_us;  // per world rank: sleep up to this long before an op (0 none)
