@@ -91,6 +91,7 @@ class CommState {
   std::unique_ptr<Leader> leader;
   std::unique_ptr<executor::Timer> timer;
   std::deque<TimingRecord> records;
+  uint32_t calls_since_harvest = 0;  // Runtime::MaybeHarvest's throttle
   config_table::CommTable& table() { return table_; }
   ccltuneMode_t mode = ccltuneModeTune;
   Config forced;
@@ -100,6 +101,7 @@ class CommState {
   bool imported_loaded = false;
   std::vector<config_table::CsvRule> csv_rules;    // leader: a CSV import's lines for this communicator
   std::unordered_map<uint64_t, WorkloadKey> keys;  // workloads seen, by hash
+  int64_t updates_applied = 0;                     // schedule updates applied here (ccltuneGetSummary)
 
  private:
   ncclComm_t comm_;

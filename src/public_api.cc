@@ -67,4 +67,10 @@ __attribute__((visibility("default"))) int ccltuneListWorkloads(struct ncclComm*
   return Runtime::Get().ListStats(comm, out, max, count);
 }
 
+__attribute__((visibility("default"))) int ccltuneGetSummary(ccltuneSummary_t* out) {
+  if (out == nullptr) return ccltuneInvalidArgument;
+  if (!Runtime::Get().active()) return ccltuneUnavailable;
+  return Runtime::Get().Summary(out);
+}
+
 }  // extern "C"

@@ -200,6 +200,7 @@ void Runtime::SetUp(CommState& cs) {
     cs.leader = std::make_unique<Leader>(lo);
     cs.timer = std::make_unique<executor::Timer>(device_.get(), 512);
     hooks.build_message = [this, csp](uint64_t) {
+      Harvest(*csp);  // every finished sample reaches the search before it plans the next batch
       if (!csp->imported_loaded) {
         csp->imported_loaded = true;
         if (!settings_.import_path.empty()) LoadImport(*csp);
@@ -208,6 +209,7 @@ void Runtime::SetUp(CommState& cs) {
     };
   }
   hooks.on_update = [csp](const coordinator::WorkloadUpdate& u) {
+    ++csp->updates_applied;
     if (csp->leader) csp->leader->OnApplied(u);
     auto it = csp->keys.find(u.workload);
     if (it == csp->keys.end()) return;  // not seen here yet: picked up at first sight (Decide)
@@ -298,6 +300,10 @@ void Runtime::OnCommGone(ncclComm_t comm, bool abort) {
     if (PluginCtx* ctx = cs->ctx.load()) ctx->bound = nullptr;
   }
   std::lock_guard<std::mutex> lock(cs->mu);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    retired_changes_ += cs->updates_applied;
+  }
   if (cs->rank() == 0 && !cs->passthrough()) {
     SnapshotForExport(*cs);
     std::lock_guard<std::mutex> g(mu_);
@@ -383,6 +389,13 @@ void Runtime::Harvest(CommState& cs) {
   }
 }
 
+void Runtime::MaybeHarvest(CommState& cs) {
+  if (cs.records.empty()) return;
+  if (++cs.calls_since_harvest < kHarvestEvery) return;
+  cs.calls_since_harvest = 0;
+  Harvest(cs);
+}
+
 void Runtime::AfterUnit(CommState& cs, void* stream) {
   if (!cs.coord) return;
   if (cs.coord->units() == 0) {
@@ -440,7 +453,7 @@ ncclResult_t Runtime::Collective(ncclComm_t comm, cudaStream_t stream, const Cal
   if (counts) {
     std::lock_guard<std::mutex> lock(cs->mu);
     if (timed) cs->timer->End(stream);
-    Harvest(*cs);
+    MaybeHarvest(*cs);
     AfterUnit(*cs, stream);
   }
   return r;
@@ -513,7 +526,7 @@ ncclResult_t Runtime::GroupEnd(NcclCall fn, bool simulate) {
     if (!u.counts) continue;
     std::lock_guard<std::mutex> lock(u.cs->mu);
     if (u.timed) u.cs->timer->End(u.last);
-    Harvest(*u.cs);
+    MaybeHarvest(*u.cs);
     AfterUnit(*u.cs, u.last);
   }
   return r;
@@ -714,6 +727,47 @@ int Runtime::ListStats(ncclComm_t comm, ccltuneWorkloadStats_t* out, int max, in
   std::vector<config_table::Entry> all = cs->table().Snapshot();
   *count = static_cast<int>(all.size());
   for (int i = 0; i < std::min<int>(max, static_cast<int>(all.size())); ++i) FillStats(*cs, all[i], &out[i]);
+  return ccltuneSuccess;
+}
+
+int Runtime::Summary(ccltuneSummary_t* out) {
+  std::memset(out, 0, sizeof(*out));
+  std::vector<std::shared_ptr<CommState>> live;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->changes = retired_changes_;
+    for (auto& [c, cs] : comms_) live.push_back(cs);
+  }
+  for (auto& cs : live) {
+    if (cs->passthrough()) continue;
+    std::lock_guard<std::mutex> lock(cs->mu);
+    ++out->communicators;
+    out->changes += cs->updates_applied;
+    const bool tuned_mode = cs->mode == ccltuneModeTune || cs->mode == ccltuneModeFrozen;
+    for (const config_table::Entry& e : cs->table().Snapshot()) {
+      ++out->workloads;
+      out->calls += static_cast<int64_t>(e.calls);
+      if (!tuned_mode) {
+        ++out->other;
+        continue;
+      }
+      switch (e.state) {
+        case config_table::WorkloadState::kDefault:
+          ++out->pending;
+          break;
+        case config_table::WorkloadState::kSearching:
+          ++out->searching;
+          break;
+        case config_table::WorkloadState::kConverged:
+        case config_table::WorkloadState::kImported:
+          ++out->converged;
+          break;
+        case config_table::WorkloadState::kForced:
+          ++out->other;
+          break;
+      }
+    }
+  }
   return ccltuneSuccess;
 }
 

@@ -73,6 +73,7 @@ class Runtime {
   int Export(const char* path);
   int GetStats(ncclComm_t comm, const CallDesc& call, ccltuneWorkloadStats_t* out);
   int ListStats(ncclComm_t comm, ccltuneWorkloadStats_t* out, int max, int* count);
+  int Summary(ccltuneSummary_t* out);
 
   void AtExit();
 
@@ -85,6 +86,11 @@ class Runtime {
   Config Decide(CommState& cs, const WorkloadKey& key, uint64_t hash, bool capturing, bool* scheduled, bool* timed);
   void AfterUnit(CommState& cs, void* stream);
   void Harvest(CommState& cs);
+  // Harvest on every kHarvestEvery-th call only: querying a pending event costs the leader a few
+  // hundred nanoseconds per call on a GPU, and samples are consumed only when a payload is built
+  // (which harvests first), so querying on every call buys nothing.
+  void MaybeHarvest(CommState& cs);
+  static constexpr uint32_t kHarvestEvery = 8;
   void FillStats(CommState& cs, const config_table::Entry& e, ccltuneWorkloadStats_t* out);
   void SnapshotForExport(CommState& cs);
   // Leader, first sync: reads CCLTUNE_IMPORT (JSON, or NCCL's example-tuner CSV for a .csv name).
@@ -108,6 +114,7 @@ class Runtime {
   std::unordered_map<ncclComm_t, std::shared_ptr<CommState>> comms_;
   std::vector<std::unique_ptr<PluginCtx>> contexts_;
   config_table::ExportSet retired_;  // tables of destroyed communicators this process led
+  int64_t retired_changes_ = 0;      // schedule updates applied on destroyed communicators
 
   std::mutex export_mu_;  // one export at a time (exit, ccltuneExport, the flusher)
   int exports_ = 0;       // exports written or attempted, guarded by export_mu_

@@ -94,6 +94,23 @@ int ccltuneGetWorkloadStats(struct ncclComm* comm, int collective, int datatype,
 /* All workloads of `comm`: writes up to `max` entries, *count receives the total. */
 int ccltuneListWorkloads(struct ncclComm* comm, ccltuneWorkloadStats_t* out, int max, int* count);
 
+/* The whole process at a glance, over the live communicators ccltune tunes (not those passed
+ * through): for a training loop that wants to know when tuning has settled without holding NCCL
+ * communicator handles (PyTorch keeps them inside its process groups). Cheap enough to call once
+ * per training step. The counts are this rank's view, which every rank shares: workload states
+ * change only when a schedule update applies, at the same unit on every rank. */
+typedef struct {
+  int communicators; /* live communicators ccltune tunes in this process */
+  int workloads;     /* workloads seen on them */
+  int pending;       /* on NCCL's default, nothing scheduled for them yet */
+  int searching;     /* a search is running */
+  int converged;     /* converged or imported */
+  int other;         /* on a communicator in default or forced mode */
+  int64_t calls;     /* calls of those workloads seen (a user group counts once) */
+  int64_t changes;   /* schedule updates applied so far, destroyed communicators included: grows while tuning */
+} ccltuneSummary_t;
+int ccltuneGetSummary(ccltuneSummary_t* out);
+
 #ifdef __cplusplus
 }
 #endif

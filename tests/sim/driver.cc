@@ -32,6 +32,7 @@ struct Api {
   decltype(&ccltuneGetWorkloadStats) stats = nullptr;
   decltype(&ccltuneListWorkloads) list = nullptr;
   decltype(&ccltuneExport) export_now = nullptr;
+  decltype(&ccltuneGetSummary) summary = nullptr;
   void (*sim_move_data)(int) = nullptr;
   long long (*sim_mismatches)() = nullptr;
   Api() {
@@ -40,6 +41,7 @@ struct Api {
     stats = reinterpret_cast<decltype(stats)>(dlsym(RTLD_DEFAULT, "ccltuneGetWorkloadStats"));
     list = reinterpret_cast<decltype(list)>(dlsym(RTLD_DEFAULT, "ccltuneListWorkloads"));
     export_now = reinterpret_cast<decltype(export_now)>(dlsym(RTLD_DEFAULT, "ccltuneExport"));
+    summary = reinterpret_cast<decltype(summary)>(dlsym(RTLD_DEFAULT, "ccltuneGetSummary"));
     sim_move_data = reinterpret_cast<decltype(sim_move_data)>(dlsym(RTLD_DEFAULT, "simncclSetMoveData"));
     sim_mismatches = reinterpret_cast<decltype(sim_mismatches)>(dlsym(RTLD_DEFAULT, "simncclMismatchCount"));
   }
@@ -102,10 +104,25 @@ TEST(Sim, TunesAndConvergesInLockstep) {
   ASSERT_EQ(api().is_active(), 1);
   ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
   const std::vector<size_t> counts = {16 * 1024, 256 * 1024, 4 * 1024 * 1024};  // 64 KiB, 1 MiB, 16 MiB
+  ASSERT_NE(api().summary, nullptr);
+  int64_t changes_before = 0;
   for (size_t count : counts) {
     CheckedAllReduce(comm, count, g_size, g_rank);
     Loop(comm, count, 600);
     CheckedAllReduce(comm, count, g_size, g_rank);  // with the converged config
+    // The process summary: this workload settled, schedule updates were applied, and every rank
+    // reports the same (updates apply at the same unit everywhere).
+    ccltuneSummary_t sum{};
+    ASSERT_EQ(api().summary(&sum), ccltuneSuccess);
+    EXPECT_EQ(sum.communicators, 1);
+    EXPECT_EQ(sum.searching, 0) << "count " << count;
+    EXPECT_GT(sum.changes, changes_before) << "count " << count;
+    changes_before = sum.changes;
+    const long long mine[4] = {sum.workloads, sum.converged, sum.pending, sum.changes};
+    long long lo[4], hi[4];
+    MPI_Allreduce(mine, lo, 4, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, hi, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(lo[i], hi[i]) << "summary field " << i << " differs across ranks";
     if (g_rank == 0) {
       auto s = Stats(comm, 4, ncclFloat32, ncclSum, count * 4);
       EXPECT_EQ(s.state, ccltuneStateConverged) << "count " << count;
@@ -356,6 +373,8 @@ TEST(Sim, DisableIsPassThrough) {
   CheckedAllReduce(comm, 1024, g_size, g_rank);
   ccltuneWorkloadStats_t s{};
   EXPECT_EQ(api().stats(comm, 4, ncclFloat32, ncclSum, 4096, &s), ccltuneUnavailable);
+  ccltuneSummary_t sum{};
+  EXPECT_EQ(api().summary(&sum), ccltuneUnavailable);
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
