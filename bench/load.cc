@@ -1,6 +1,7 @@
 // ccltune-bench: the bench's own GPU work (see load.hpp).
 #include "bench/load.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -88,6 +89,73 @@ absl::Status GpuKernels::Hold(executor::Device* device, executor::Stream s, uint
 }
 
 // ---------------------------------------------------------------------------------------------
+// The load's buffers and kernel launches, shared by both modes
+
+namespace {
+
+// The GEMM's three n x n matrices and the triad's three arrays of the kinds asked for. Inputs hold
+// 0x3c3c3c3c (about 0.0115f): finite values that neither overflow nor go subnormal.
+absl::Status AllocLoadBuffers(executor::Device* device, const LoadOptions& opt, executor::Stream s, void* mat[3],
+                              void* vec[3]) {
+  if (opt.gemm) {
+    const size_t bytes = static_cast<size_t>(opt.gemm_n) * opt.gemm_n * sizeof(float);
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<void*> a = device->Alloc(bytes);
+      if (!a.ok()) return a.status();
+      mat[i] = *a;
+      if (absl::Status st = device->MemsetAsync(mat[i], 0x3c, bytes, s); !st.ok()) return st;
+    }
+  }
+  if (opt.mem) {
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<void*> a = device->Alloc(opt.mem_bytes);
+      if (!a.ok()) return a.status();
+      vec[i] = *a;
+      if (absl::Status st = device->MemsetAsync(vec[i], 0x3c, opt.mem_bytes, s); !st.ok()) return st;
+    }
+  }
+  return device->StreamSynchronize(s);
+}
+
+void FreeLoadBuffers(executor::Device* device, void* mat[3], void* vec[3]) {
+  for (int i = 0; i < 3; ++i) {
+    device->Free(mat[i]);
+    device->Free(vec[i]);
+    mat[i] = vec[i] = nullptr;
+  }
+}
+
+// GEMM and triad alternate when both kinds run.
+bool IsGemm(const LoadOptions& opt, uint64_t index) { return opt.gemm && (!opt.mem || index % 2 == 0); }
+
+// Enqueues the `index`-th kernel of the load on `s` and counts it in `stats`.
+absl::Status LaunchLoadKernel(executor::Device* device, const GpuKernels* kernels, const LoadOptions& opt,
+                              uint64_t index, void* mat[3], void* vec[3], executor::Stream s, LoadStats* stats) {
+  const bool gemm = IsGemm(opt, index);
+  if (gemm) {
+    int n = opt.gemm_n;
+    void* args[] = {&mat[0], &mat[1], &mat[2], &n};
+    const unsigned grid[3] = {static_cast<unsigned>(n / 64), static_cast<unsigned>(n / 64), 1};
+    const unsigned block[3] = {256, 1, 1};
+    ++stats->gemm_kernels;
+    stats->gemm_flops += 2.0 * n * static_cast<double>(n) * n;
+    return device->Launch(kernels->gemm, grid, block, 0, s, args);
+  }
+  float scale = 0.5f;
+  unsigned long long n4 = opt.mem_bytes / 16;
+  void* args[] = {&vec[0], &vec[1], &vec[2], &scale, &n4};
+  // Four float4 per thread: short blocks, so collectives' blocks find free SMs between them.
+  const unsigned long long blocks = (n4 + 1023) / 1024;
+  const unsigned grid[3] = {static_cast<unsigned>(blocks < (1ull << 31) - 1 ? blocks : (1ull << 31) - 1), 1, 1};
+  const unsigned block[3] = {256, 1, 1};
+  ++stats->mem_kernels;
+  stats->mem_bytes += 3.0 * static_cast<double>(opt.mem_bytes / 16 * 16);
+  return device->Launch(kernels->triad, grid, block, 0, s, args);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
 // BackgroundLoad
 
 struct BackgroundLoad::Impl {
@@ -124,25 +192,7 @@ struct BackgroundLoad::Impl {
     absl::StatusOr<executor::Stream> s = device->CreateStream();
     if (!s.ok()) return s.status();
     stream = *s;
-    // Inputs hold 0x3c3c3c3c (about 0.0115f): finite values that neither overflow nor go subnormal.
-    if (opt.gemm) {
-      const size_t bytes = static_cast<size_t>(opt.gemm_n) * opt.gemm_n * sizeof(float);
-      for (void*& p : mat) {
-        absl::StatusOr<void*> a = device->Alloc(bytes);
-        if (!a.ok()) return a.status();
-        p = *a;
-        if (absl::Status st = device->MemsetAsync(p, 0x3c, bytes, stream); !st.ok()) return st;
-      }
-    }
-    if (opt.mem) {
-      for (void*& p : vec) {
-        absl::StatusOr<void*> a = device->Alloc(opt.mem_bytes);
-        if (!a.ok()) return a.status();
-        p = *a;
-        if (absl::Status st = device->MemsetAsync(p, 0x3c, opt.mem_bytes, stream); !st.ok()) return st;
-      }
-    }
-    return device->StreamSynchronize(stream);
+    return AllocLoadBuffers(device.get(), opt, stream, mat, vec);
   }
 
   void Release() {
@@ -152,33 +202,17 @@ struct BackgroundLoad::Impl {
       device->StreamSynchronize(stream).IgnoreError();
       device->DestroyStream(stream);
     }
-    for (void* p : mat) device->Free(p);
-    for (void* p : vec) device->Free(p);
+    FreeLoadBuffers(device.get(), mat, vec);
     device.reset();
   }
 
   // Enqueues the next background kernel between a pair of timing events (tag 0 gemm, 1 triad).
   absl::Status LaunchNext(executor::Timer* timer) {
-    const bool gemm = opt.gemm && (!opt.mem || launched % 2 == 0);
-    ++launched;
-    if (!timer->Begin(stream, gemm ? 0 : 1)) return absl::InternalError("background load: cannot record an event");
-    absl::Status st;
-    if (gemm) {
-      int n = opt.gemm_n;
-      void* args[] = {&mat[0], &mat[1], &mat[2], &n};
-      const unsigned grid[3] = {static_cast<unsigned>(n / 64), static_cast<unsigned>(n / 64), 1};
-      const unsigned block[3] = {256, 1, 1};
-      st = device->Launch(kernels->gemm, grid, block, 0, stream, args);
-    } else {
-      float scale = 0.5f;
-      unsigned long long n4 = opt.mem_bytes / 16;
-      void* args[] = {&vec[0], &vec[1], &vec[2], &scale, &n4};
-      // Four float4 per thread: short blocks, so collectives' blocks find free SMs between them.
-      const unsigned long long blocks = (n4 + 1023) / 1024;
-      const unsigned grid[3] = {static_cast<unsigned>(blocks < (1ull << 31) - 1 ? blocks : (1ull << 31) - 1), 1, 1};
-      const unsigned block[3] = {256, 1, 1};
-      st = device->Launch(kernels->triad, grid, block, 0, stream, args);
+    if (!timer->Begin(stream, IsGemm(opt, launched) ? 0 : 1)) {
+      return absl::InternalError("background load: cannot record an event");
     }
+    LoadStats counted;  // the pump accounts from the timed samples (Account), not from launches
+    absl::Status st = LaunchLoadKernel(device.get(), kernels, opt, launched++, mat, vec, stream, &counted);
     timer->End(stream);  // closes the region even when the launch failed (its sample is then ignored)
     return st;
   }
@@ -334,6 +368,83 @@ absl::StatusOr<LoadStats> CalibrateLoad(BackgroundLoad* load, int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   if (absl::Status st = load->Pause(); !st.ok()) return st;
   return load->stats().Minus(before);
+}
+
+// ---------------------------------------------------------------------------------------------
+// StepLoad
+
+absl::StatusOr<std::unique_ptr<StepLoad>> StepLoad::Create(const LoadOptions& opt, executor::Device* device,
+                                                           const GpuKernels* kernels) {
+  if (!opt.on()) return absl::InvalidArgumentError("step load: no kind given (gemm, mem)");
+  if (kernels == nullptr) return absl::InvalidArgumentError("step load: kernels not loaded");
+  if (opt.gemm_n < 64 || opt.gemm_n % 64 != 0) return absl::InvalidArgumentError("gemm size must be a multiple of 64");
+  if (opt.depth < 1) return absl::InvalidArgumentError("kernels per step must be at least 1");
+  std::unique_ptr<StepLoad> l(new StepLoad);
+  l->opt_ = opt;
+  l->device_ = device;
+  l->kernels_ = kernels;
+  absl::StatusOr<executor::Stream> s = device->CreateStream();
+  if (!s.ok()) return s.status();
+  l->stream_ = *s;
+  for (executor::Event* e : {&l->start_, &l->comm_done_}) {
+    absl::StatusOr<executor::Event> ev = device->CreateEvent();
+    if (!ev.ok()) return ev.status();  // ~StepLoad releases what was made
+    *e = *ev;
+  }
+  if (absl::Status st = AllocLoadBuffers(device, opt, l->stream_, l->mat_, l->vec_); !st.ok()) return st;
+  // Steps between two drains: a tuning block or a timed sweep of the bench (iterations x communicators).
+  l->steps_ = std::make_unique<executor::Timer>(device, 1 << 16);
+  return l;
+}
+
+StepLoad::~StepLoad() {
+  if (device_ == nullptr) return;
+  if (stream_ != nullptr) device_->StreamSynchronize(stream_).IgnoreError();  // nothing may use the buffers
+  steps_.reset();
+  FreeLoadBuffers(device_, mat_, vec_);
+  for (executor::Event e : {start_, comm_done_})
+    if (e != nullptr) device_->DestroyEvent(e);
+  if (stream_ != nullptr) device_->DestroyStream(stream_);
+}
+
+absl::Status StepLoad::Begin(executor::Stream comm, uint64_t tag) {
+  if (!steps_->Begin(stream_, tag)) return absl::ResourceExhaustedError("step load: too many steps before a drain");
+  if (absl::Status st = device_->RecordEvent(start_, stream_); !st.ok()) return st;
+  for (int i = 0; i < opt_.depth; ++i) {
+    absl::Status st = LaunchLoadKernel(device_, kernels_, opt_, kernels_launched_++, mat_, vec_, stream_, &launched_);
+    if (!st.ok()) return st;
+  }
+  return device_->StreamWaitEvent(comm, start_);
+}
+
+absl::Status StepLoad::End(executor::Stream comm) {
+  if (absl::Status st = device_->RecordEvent(comm_done_, comm); !st.ok()) return st;
+  if (absl::Status st = device_->StreamWaitEvent(stream_, comm_done_); !st.ok()) return st;
+  steps_->End(stream_);
+  return absl::OkStatus();
+}
+
+absl::Status StepLoad::Drain(std::vector<executor::Sample>* makespans) {
+  absl::Status st = device_->StreamSynchronize(stream_);
+  std::vector<executor::Sample> done;
+  steps_->Harvest(&done);
+  if (makespans != nullptr) makespans->insert(makespans->end(), done.begin(), done.end());
+  return st;
+}
+
+absl::StatusOr<double> CalibrateStep(StepLoad* load, int steps, executor::Stream comm) {
+  if (absl::Status st = load->Drain(); !st.ok()) return st;
+  for (int i = 0; i < steps; ++i) {
+    if (absl::Status st = load->Begin(comm, static_cast<uint64_t>(i)); !st.ok()) return st;
+    if (absl::Status st = load->End(comm); !st.ok()) return st;
+  }
+  std::vector<executor::Sample> got;
+  if (absl::Status st = load->Drain(&got); !st.ok()) return st;
+  if (got.empty()) return absl::InternalError("step load: no step could be timed");
+  std::vector<double> us;
+  for (const executor::Sample& x : got) us.push_back(x.us);
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
 }
 
 }  // namespace ccltune::bench

@@ -20,14 +20,22 @@ namespace ccltune::bench {
 bool KernelsBuiltIn();
 std::string KernelsArch();  // "sm_90" or "" when not built in
 
+// How the load meets the collectives. kStep (the default): in lockstep, every call of the bench is one
+// "training step" whose compute kernels start together with the collective (StepLoad). kQueue: a pump
+// thread keeps the GPU's queue full independently of the calls (BackgroundLoad); its timings depend on
+// where in the queue each call lands, so its medians are much noisier.
+enum class LoadMode { kStep, kQueue };
+
 struct LoadOptions {
   bool gemm = false;
   bool mem = false;
-  int gemm_n = 2048;                  // n x n float matrices, a multiple of 64
-  uint64_t mem_bytes = 256ull << 20;  // bytes of each of the triad's three arrays
-  int depth = 4;                      // background kernels in flight at most
+  LoadMode mode = LoadMode::kStep;
+  int gemm_n = 1024;                 // n x n float matrices, a multiple of 64
+  uint64_t mem_bytes = 64ull << 20;  // bytes of each of the triad's three arrays
+  int depth = 4;                     // kStep: compute kernels per step; kQueue: kernels in flight at most
   bool on() const { return gemm || mem; }
   std::string Kinds() const;  // "gemm,mem"
+  const char* ModeName() const { return mode == LoadMode::kStep ? "step" : "queue"; }
 };
 
 // The module of the bench's kernels, loaded in the current device's context.
@@ -90,5 +98,48 @@ class BackgroundLoad {
 
 // Runs the load alone (no collectives) for about `ms` milliseconds: its undisturbed throughput.
 absl::StatusOr<LoadStats> CalibrateLoad(BackgroundLoad* load, int ms);
+
+// The load in lockstep with the calls (LoadMode::kStep), on the caller's thread and device. Each call
+// of the bench becomes a step: Begin() enqueues `depth` compute kernels (GEMM and triad alternating) on
+// the load's own stream and makes the collective's stream wait for the step's start only, so the
+// collective runs while the compute does, as a gradient all-reduce overlaps backward compute; End()
+// makes the load stream wait for the collective, so the next step starts when both are done. Every
+// call meets the same load at the same phase, which keeps the medians of alternating default and tuned
+// calls comparable. A step's makespan (start to both done) is what a training step pays; its samples
+// carry the caller's tag.
+class StepLoad {
+ public:
+  static absl::StatusOr<std::unique_ptr<StepLoad>> Create(const LoadOptions& opt, executor::Device* device,
+                                                          const GpuKernels* kernels);
+  ~StepLoad();
+  StepLoad(const StepLoad&) = delete;
+  StepLoad& operator=(const StepLoad&) = delete;
+
+  absl::Status Begin(executor::Stream comm, uint64_t tag);
+  absl::Status End(executor::Stream comm);
+  // Waits until every step's compute has finished; appends the finished steps' makespans (in step order)
+  // to `makespans` when given.
+  absl::Status Drain(std::vector<executor::Sample>* makespans = nullptr);
+  // Kernels launched so far and the work they did (flops, bytes); times are not per kernel here.
+  LoadStats launched() const { return launched_; }
+
+ private:
+  StepLoad() = default;
+  LoadOptions opt_;
+  executor::Device* device_ = nullptr;
+  const GpuKernels* kernels_ = nullptr;
+  executor::Stream stream_ = nullptr;
+  executor::Event start_ = nullptr;
+  executor::Event comm_done_ = nullptr;
+  std::unique_ptr<executor::Timer> steps_;
+  void* mat_[3] = {};
+  void* vec_[3] = {};
+  uint64_t kernels_launched_ = 0;
+  LoadStats launched_;
+};
+
+// Median makespan of `steps` steps of the load alone (nothing enqueued on `comm` between Begin and
+// End): the compute a step holds.
+absl::StatusOr<double> CalibrateStep(StepLoad* load, int steps, executor::Stream comm);
 
 }  // namespace ccltune::bench

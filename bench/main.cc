@@ -78,8 +78,10 @@ struct Bench {
   SimHooks sim;
   bool tuning = false;                       // ccltune loaded, active, and accepted the modes on every rank
   std::unique_ptr<GpuKernels> kernels;       // CUDA backend, when built in and needed
-  std::unique_ptr<BackgroundLoad> load;      // --interference on the CUDA backend
+  std::unique_ptr<BackgroundLoad> load;      // --interference-mode queue on the CUDA backend
   LoadStats load_alone;                      // the load's throughput with no collectives running
+  std::unique_ptr<StepLoad> step_load;       // --interference-mode step (the default) on the CUDA backend
+  uint64_t steps = 0;                        // step tags
   nlohmann::json overhead_report = nullptr;  // overhead mode's section of the report (rank 0)
 
   // The background load runs while collectives are tuned and timed, and never during data checks.
@@ -88,6 +90,7 @@ struct Bench {
   }
   void LoadOff() {
     if (load) Check(load->Pause(), "pausing the background load");
+    if (step_load) Check(step_load->Drain(), "draining the step load");
   }
 
   struct Row {
@@ -102,6 +105,16 @@ struct Bench {
               "collective");
   }
 
+  // A tuning or timed call: one step of the step load around it when that load runs, else the call.
+  // `timer`, when given, times the collective alone (from the step's start: waiting for SMs counts).
+  void Call(const Row& row, ncclComm_t comm, uint64_t tag = 0, executor::Timer* timer = nullptr) {
+    if (step_load) Check(step_load->Begin(stream, tag), "step load: starting a step");
+    const bool timed = timer != nullptr && timer->Begin(stream, tag);
+    Run(row, comm);
+    if (timed) timer->End(stream);
+    if (step_load) Check(step_load->End(stream), "step load: ending a step");
+  }
+
   // One data-checked call on `comm`; returns this rank's mismatched elements.
   int64_t DataCheck(const Row& row, ncclComm_t comm) {
     Check(row.buffers->Prepare(stream), "data check: preparing buffers");
@@ -113,26 +126,9 @@ struct Bench {
     return *errors;
   }
 
-  // Warm-up, then opt.iters rounds of one timed call per communicator (in the order given, on one
-  // stream). Each call's time is the maximum over ranks (the slowest rank is what a job waits for,
-  // as nccl-tests reports); the result per communicator is the median over calls.
-  std::vector<std::optional<double>> TimeInterleaved(const Row& row, const std::vector<ncclComm_t>& comms) {
-    const size_t k = comms.size();
-    LoadOn();
-    for (int i = 0; i < opt.warmup; ++i)
-      for (ncclComm_t c : comms) Run(row, c);
-    executor::Timer timer(device.get(), static_cast<int>(opt.iters * k) + 1);
-    for (int i = 0; i < opt.iters; ++i) {
-      for (size_t c = 0; c < k; ++c) {
-        bool timed = timer.Begin(stream, static_cast<uint64_t>(i) * k + c);
-        Run(row, comms[c]);
-        if (timed) timer.End(stream);
-      }
-    }
-    Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
-    LoadOff();
-    std::vector<executor::Sample> samples;
-    timer.Harvest(&samples);
+  // Medians per communicator of calls interleaved round by round (k communicators): the maximum over
+  // ranks of each call first (the slowest rank is what a job waits for, as nccl-tests reports).
+  std::vector<std::optional<double>> MediansOfMax(const std::vector<executor::Sample>& samples, size_t k) {
     std::vector<double> per_call(opt.iters * k, -1.0);  // -1: not measured on this rank
     for (const executor::Sample& s : samples)
       if (s.tag < per_call.size()) per_call[s.tag] = s.us;
@@ -145,6 +141,29 @@ struct Bench {
       medians.push_back(Median(mine));
     }
     return medians;
+  }
+
+  // Warm-up, then opt.iters rounds of one timed call per communicator (in the order given, on one
+  // stream); medians per communicator (MediansOfMax). Under the step load, `step_medians` (when given)
+  // receives the medians of the steps' makespans, compute and collective together.
+  std::vector<std::optional<double>> TimeInterleaved(const Row& row, const std::vector<ncclComm_t>& comms,
+                                                     std::vector<std::optional<double>>* step_medians = nullptr) {
+    const size_t k = comms.size();
+    LoadOn();
+    for (int i = 0; i < opt.warmup; ++i)
+      for (ncclComm_t c : comms) Call(row, c);
+    if (step_load) Check(step_load->Drain(), "draining the step load");
+    executor::Timer timer(device.get(), static_cast<int>(opt.iters * k) + 1);
+    for (int i = 0; i < opt.iters; ++i)
+      for (size_t c = 0; c < k; ++c) Call(row, comms[c], static_cast<uint64_t>(i) * k + c, &timer);
+    Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
+    std::vector<executor::Sample> steps;
+    if (step_load) Check(step_load->Drain(&steps), "draining the step load");
+    LoadOff();
+    std::vector<executor::Sample> samples;
+    timer.Harvest(&samples);
+    if (step_load && step_medians != nullptr) *step_medians = MediansOfMax(steps, k);
+    return MediansOfMax(samples, k);
   }
 
   // ccltune's statistics of the row's workload on `comm`, read on rank 0 only.
@@ -163,9 +182,10 @@ struct Bench {
     LoadOn();
     for (;;) {
       int64_t block = std::min<int64_t>(8, opt.max_tune_calls - calls);
-      for (int64_t i = 0; i < block; ++i) Run(row, b);
+      for (int64_t i = 0; i < block; ++i) Call(row, b);
       calls += block;
       Check(device->StreamSynchronize(stream), "stream synchronize while tuning");
+      if (step_load) Check(step_load->Drain(), "draining the step load");
       int flag = 0;  // 1: settled, 2: ccltune passes the communicator through, 3: cap reached
       if (rank == 0) {
         ccltuneWorkloadStats_t s{};
@@ -257,9 +277,14 @@ struct Bench {
       if (opt.check) errors += DataCheck(row, a);
       if (tuning) {
         Tune(row, &r);
-        std::vector<std::optional<double>> t = TimeInterleaved(row, {a, b});
+        std::vector<std::optional<double>> steps;
+        std::vector<std::optional<double>> t = TimeInterleaved(row, {a, b}, &steps);
         r.default_us = t[0];
         r.tuned_us = t[1];
+        if (steps.size() == 2) {
+          r.default_step_us = steps[0];
+          r.tuned_step_us = steps[1];
+        }
         if (opt.check) errors += DataCheck(row, b);
         if (std::optional<ccltuneWorkloadStats_t> s = Stats(row, b)) {
           r.config = s->config;
@@ -280,7 +305,7 @@ struct Bench {
     }
     MPI_Allreduce(&errors, &r.check_errors, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (rank != 0) {  // only rank 0 reports; keep the others' copies from looking like results
-      r.default_us = r.tuned_us = r.oracle_us = std::nullopt;
+      r.default_us = r.tuned_us = r.oracle_us = r.default_step_us = r.tuned_step_us = std::nullopt;
     }
     return r;
   }
@@ -585,6 +610,7 @@ int Main(int argc, char** argv) {
     load_json = {{"kinds", opt.load.Kinds()},
                  {"gemm_n", opt.load.gemm ? nlohmann::json(opt.load.gemm_n) : nlohmann::json(nullptr)},
                  {"mem_bytes", opt.load.mem ? nlohmann::json(opt.load.mem_bytes) : nlohmann::json(nullptr)},
+                 {"mode", opt.load.ModeName()},
                  {"depth", opt.load.depth}};
     if (!cuda) {
       load_json["effect"] = "none: the simulated backend runs no GPU kernels";
@@ -602,7 +628,23 @@ int Main(int argc, char** argv) {
     Check(k.status(), "loading the bench's GPU kernels");
     bench.kernels = *std::move(k);
   }
-  if (cuda && opt.load.on()) {
+  if (cuda && opt.load.on() && opt.load.mode == LoadMode::kStep) {
+    absl::StatusOr<std::unique_ptr<StepLoad>> l = StepLoad::Create(opt.load, bench.device.get(), bench.kernels.get());
+    Check(l.status(), "creating the step load");
+    bench.step_load = *std::move(l);
+    absl::StatusOr<double> alone = CalibrateStep(bench.step_load.get(), 50, bench.stream);
+    Check(alone.status(), "running the step load alone");
+    double all_alone = *alone;
+    MPI_Allreduce(MPI_IN_PLACE, &all_alone, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    load_json["step_alone_us"] = all_alone;
+    load_json["note"] =
+        "step mode: every tuning and timed call is one step: 'depth' compute kernels (gemm and triad alternating) "
+        "on a stream of their own, the collective's stream waiting for the step's start only, the next step "
+        "waiting for both; step_alone_us = median makespan of a step with no collective (max over ranks); the "
+        "rows' default_step_us / tuned_step_us = median makespan with the collective (max over ranks)";
+    if (rank == 0) std::printf("# step load: %d kernels per step, %.1f us alone\n", opt.load.depth, all_alone);
+  }
+  if (cuda && opt.load.on() && opt.load.mode == LoadMode::kQueue) {
     absl::StatusOr<std::unique_ptr<BackgroundLoad>> l = BackgroundLoad::Create(opt.load, ordinal, bench.kernels.get());
     Check(l.status(), "starting the background load");
     bench.load = *std::move(l);
@@ -746,6 +788,7 @@ int Main(int argc, char** argv) {
   }
 
   bench.load.reset();
+  bench.step_load.reset();
   bench.kernels.reset();
   if (bench.c) ncclCommDestroy(bench.c);
   if (bench.b) ncclCommDestroy(bench.b);

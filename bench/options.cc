@@ -199,6 +199,17 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
          }
          return absl::OkStatus();
        }},
+      {"--interference-mode",
+       [&](const std::string& v) -> absl::Status {
+         if (v == "step") {
+           o.load.mode = LoadMode::kStep;
+         } else if (v == "queue") {
+           o.load.mode = LoadMode::kQueue;
+         } else {
+           return absl::InvalidArgumentError("--interference-mode: unknown mode '" + v + "' (accepted: step, queue)");
+         }
+         return absl::OkStatus();
+       }},
       {"--interference-gemm-n",
        [&](const std::string& v) -> absl::Status {
          absl::StatusOr<int64_t> n = ParseInt("--interference-gemm-n", v, 64, 32768);
@@ -285,10 +296,12 @@ usage: mpirun -np N ccltune-bench [options]
       --json FILE          write the results as JSON (rank 0)
       --budget N           recorded in the report only
       --seed N             offsets the data pattern; recorded in the report      [0]
-      --interference LIST  gemm,mem: background GPU load while timing (or none)  [none]
-      --interference-gemm-n N      gemm: n x n float matrices, multiple of 64    [2048]
-      --interference-mem-bytes SIZE  mem: bytes of each triad array               [256M]
-      --interference-depth N       background kernels queued at most             [4]
+      --interference LIST  gemm,mem: GPU compute load while tuning and timing    [none]
+      --interference-mode step|queue  step: in lockstep with each call; queue: a
+                                   queue kept full by a thread                    [step]
+      --interference-gemm-n N      gemm: n x n float matrices, multiple of 64    [1024]
+      --interference-mem-bytes SIZE  mem: bytes of each triad array               [64M]
+      --interference-depth N       step: kernels per step; queue: queued at most [4]
       --overhead-calls N   overhead: host-timed calls per communicator           [2000]
   -h, --help
 compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
@@ -298,8 +311,11 @@ GPU held back by a spin kernel so the host never waits) and GPU time per call of
 B (tuned to convergence) and C (forced to B's config: no timing, no sync ops), and device memory
 used after default calls vs after tuning every row (MiB per rank). --interference: kernels on a
 stream of their own (a tiled FMA GEMM, a memory-bound triad, alternating) keep the GPU busy while
-the calls are tuned and timed, for A and B alike; paused for data checks; their own throughput is
-in the report's meta. A JSON file measured under interference must have 'interference' in its name.
+the calls are tuned and timed, for A and B alike; never during data checks. Step mode: each call is
+a training step whose compute starts with the collective; rows then also report the steps'
+makespans (default_step_us, tuned_step_us). Queue mode: a thread keeps the queue full; the load's
+own throughput is in the report's meta. A JSON file measured under interference must have
+'interference' in its name.
 The simulated backend accepts --interference and says it has no effect (it runs no kernels).
 Sizes: allgather = output bytes,
 reducescatter = input bytes. ccltune is reached through its C API with dlsym (LD_PRELOAD it);

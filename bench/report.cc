@@ -82,6 +82,8 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                        {"default_us", Opt(r.default_us)},
                        {"tuned_us", Opt(r.tuned_us)},
                        {"oracle_us", Opt(r.oracle_us)},
+                       {"default_step_us", Opt(r.default_step_us)},
+                       {"tuned_step_us", Opt(r.tuned_step_us)},
                        {"oracle_config", ConfigJson(r.oracle_config)},
                        {"oracle_configs", r.oracle_configs},
                        {"config", ConfigJson(r.config)},

@@ -22,6 +22,8 @@ struct RowResult {
   std::optional<double> default_us;
   std::optional<double> tuned_us;
   std::optional<double> oracle_us;
+  std::optional<double> default_step_us;         // step interference: median makespan of a step with A's call
+  std::optional<double> tuned_step_us;           // ... with B's call
   std::optional<ccltuneConfig_t> config;         // B's incumbent after tuning
   std::optional<ccltuneConfig_t> oracle_config;  // the configuration of oracle_us
   std::optional<int64_t> converge_calls;         // from ccltune's statistics
@@ -45,7 +47,7 @@ struct Meta {
   bool preloaded = false;
   int64_t budget = -1;
   uint64_t seed = 0;
-  bool interference = false;                   // the background load ran while timing
+  bool interference = false;                   // the interference load ran while tuning and timing
   nlohmann::json interference_load = nullptr;  // kinds, sizes, the load's own throughput
 };
 

@@ -68,6 +68,9 @@ class Device {
   virtual absl::StatusOr<EventState> QueryEvent(Event e) = 0;
   // Microseconds from a to b; both must be done.
   virtual absl::StatusOr<double> ElapsedUs(Event a, Event b) = 0;
+  // Work enqueued on `s` after this call starts only once `e`'s latest record has completed. Backends
+  // whose streams run nothing asynchronously (the simulated one) have nothing to order.
+  virtual absl::Status StreamWaitEvent(Stream s, Event e) { return absl::OkStatus(); }
 
   // True while `s` is capturing a CUDA graph (never for the simulated backend).
   virtual bool IsCapturing(Stream s) = 0;

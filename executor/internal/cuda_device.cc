@@ -47,6 +47,7 @@ struct DriverApi {
   decltype(&::cuEventDestroy) EventDestroy = nullptr;
   decltype(&::cuEventRecord) EventRecord = nullptr;
   decltype(&::cuEventQuery) EventQuery = nullptr;
+  decltype(&::cuStreamWaitEvent) StreamWaitEvent = nullptr;
   decltype(&::cuEventElapsedTime) EventElapsedTime = nullptr;
   decltype(&::cuModuleLoadData) ModuleLoadData = nullptr;
   decltype(&::cuModuleUnload) ModuleUnload = nullptr;
@@ -107,6 +108,7 @@ absl::StatusOr<DriverApi> LoadDriver() {
   CCLTUNE_CU_RESOLVE(EventDestroy, cuEventDestroy)
   CCLTUNE_CU_RESOLVE(EventRecord, cuEventRecord)
   CCLTUNE_CU_RESOLVE(EventQuery, cuEventQuery)
+  CCLTUNE_CU_RESOLVE(StreamWaitEvent, cuStreamWaitEvent)
   CCLTUNE_CU_RESOLVE(ModuleLoadData, cuModuleLoadData)
   CCLTUNE_CU_RESOLVE(ModuleUnload, cuModuleUnload)
   CCLTUNE_CU_RESOLVE(ModuleGetFunction, cuModuleGetFunction)
@@ -256,6 +258,10 @@ class CudaDevice final : public Device {
     if (q == CUDA_SUCCESS) return EventState::kDone;
     if (q == CUDA_ERROR_NOT_READY) return EventState::kPending;
     return Error(q, "cuEventQuery");
+  }
+
+  absl::Status StreamWaitEvent(Stream s, Event e) override {
+    return Check(api_.StreamWaitEvent(AsCu(s), static_cast<CUevent>(e), 0), "cuStreamWaitEvent");
   }
 
   absl::StatusOr<double> ElapsedUs(Event a, Event b) override {
