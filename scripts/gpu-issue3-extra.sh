@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Interference and overhead measurements on a GPU host (about 6 minutes on 4 GPUs), from a package
+# Interference, channel-budget and overhead measurements on a GPU host (about 6 minutes on 4 GPUs), from a package
 # made by scripts/package-gpu.sh and run with scripts/gpu-carried-run.sh (same environment: PKG,
 # NCCL_LIB_DIR, NP). Writes into OUT (default: out/):
 #   issue3-compare.json               allgather,reducescatter 1M-64M x4, compare, no background load
-#   issue3-compare-interference.json  the same with --interference gemm,mem (same iterations)
+#   issue3-compare-interference.json  the same with --interference gemm,mem (step mode: each call a
+#                                     training step whose compute overlaps it; same iterations)
+#   issue3-compare-min32.json         the no-load sweep with communicators created with 32 channels
+#                                     (NCCL_MIN_NCHANNELS=32: default and tuned both get the budget)
 #   issue3-overhead-preload.json      --mode overhead, ccltune preloaded: host and GPU time per call
 #                                     of default / converged / forced, device memory of exploration
 #   issue3-overhead-disabled.json     --mode overhead, allreduce 64K, CCLTUNE_DISABLE=1
@@ -46,6 +49,7 @@ step() {  # step NAME [VAR=value ...] -- bench args
 sweep=(-c allgather,reducescatter -b 1M -e 64M -f 4 --mode compare -n "$iters")
 step compare -- "${sweep[@]}" --json "$out/issue3-compare.json"
 step compare-interference -- "${sweep[@]}" --interference gemm,mem --json "$out/issue3-compare-interference.json"
+step compare-min32 NCCL_MIN_NCHANNELS=32 -- "${sweep[@]}" --json "$out/issue3-compare-min32.json"
 
 step overhead-preload -- -c allreduce,allgather,reducescatter -b 64K -e 16M -f 16 --mode overhead \
   --json "$out/issue3-overhead-preload.json"

@@ -93,6 +93,8 @@ class Runner {
   void Run(std::vector<Item> items, bool grouped, const std::vector<int>& sendRecvPeers = {}) {
     std::erase_if(items, [](const Item& it) { return it.c->rank < 0; });
     if (items.empty()) return;
+    // Roots are written for 4 ranks; on fewer (2 GPUs) they wrap, so every program still runs.
+    for (Item& it : items) it.op.root %= it.c->nranks;
     std::vector<std::unique_ptr<RowBuffers>> bufs(items.size());
     std::vector<Geometry> geo(items.size());
     for (size_t i = 0; i < items.size(); i++) {
@@ -187,7 +189,9 @@ int main(int argc, char** argv) {
   if (ccltune::fidelity::LauncherRank() != rank)
     Fatal("the launcher's rank variable (OMPI_COMM_WORLD_RANK/PMI_RANK) is not the MPI rank " + std::to_string(rank) +
           ": the plugin would write another rank's file");
-  if (nranks < 4) Fatal("needs at least 4 ranks (the programs use roots 0-3), got " + std::to_string(nranks));
+  // The programs are written for 4 ranks (roots 0-3, a split into halves and one leaving); on 2 ranks the
+  // roots wrap and the splits give communicators of one rank, which NCCL handles without its tuner.
+  if (nranks < 2) Fatal("needs at least 2 ranks, got " + std::to_string(nranks));
   const int fd = ccltune::fidelity::OpenTrace(path, true);
   if (fd < 0) Fatal("cannot create " + path);
 
