@@ -1,7 +1,7 @@
 """Statistics of the PyTorch A/B evaluation (bench/torch/driver.py): per-run step medians, the speed-up of
 interleaved A/B pairs with a bootstrap interval, ccltune's tuning phase from its per-step summaries, the cost of
-that phase, and loss deviations. Standard library only: CI has no torch, and the unit test
-(tests/torch/ab_stats_test.py) runs there.
+that phase, and loss deviations; and the stop and capture rules train.py applies to those summaries. Standard
+library only: CI has no torch, and the unit test (tests/torch/ab_stats_test.py) runs there.
 """
 import math
 import random
@@ -90,6 +90,38 @@ def tuning_phase(summaries, settle=1, base_changes=0):
     if last_busy >= 0 and len(summaries) - step < settle:
         step = None
     return {"converge_step": step, "searching_steps": searching_steps, "change_steps": change_steps}
+
+
+# The decisions train.py takes from ccltune's per-step summaries. Every rank takes them from its own summaries and
+# sends the verdict in the step's all-reduce; a step acts on it only when every rank agrees.
+
+
+def quiet(summaries, n):
+    """The last n summaries show no search running, and no update applied, no workload newly seen and none leaving
+    the pending state between them."""
+    last = summaries[-n:]
+    if len(last) < n or None in last or any(s["searching"] > 0 for s in last):
+        return False
+    return all(len({s[k] for s in last}) == 1 for k in ("changes", "workloads", "pending"))
+
+
+def settled(summaries, base_changes, settle, steps_done, tune_min):
+    """Tune mode, this rank's opinion: ccltune has converged on this phase's workloads."""
+    if steps_done < tune_min or not quiet(summaries, settle):
+        return False
+    # Before the first update nothing has been searched yet: not converged (unless tuning never starts).
+    return summaries[-1]["changes"] > base_changes or steps_done >= 3 * tune_min
+
+
+def ready_to_capture(summaries, base_changes, steps_done, eager_min, eager_max):
+    """tp_graph, fixed mode, this rank's opinion: capture now. Without ccltune after eager_min steps; with it once
+    what it imported is in place (an update applied or nothing pending) and nothing changes, or at eager_max."""
+    if steps_done < eager_min:
+        return False
+    if steps_done >= eager_max or not summaries or summaries[-1] is None:
+        return True
+    last = summaries[-1]
+    return quiet(summaries, 2) and (last["changes"] > base_changes or last["pending"] == 0)
 
 
 def tuning_cost(tune_ms, converge_step, ref_ms_per_step, ref_steady_ms, tuned_steady_ms):

@@ -353,7 +353,12 @@ def aggregate(a, plan, results, failures):
             graph_after = [s["ms"] for s in tune["steps"][max(conv, warmup):] if s.get("graph")]
             tune_end_ms = ab_stats.median(graph_after[1:] if len(graph_after) >= 2 else after)
         ref_per_step = ab_stats.per_step_median([[s["ms"] for s in ph["steps"]] for ph in a_runs.values()])
-        cost = ab_stats.tuning_cost(tune_ms, conv, ref_per_step, default_ms, tuned_ms)
+        if w == "tp_graph":
+            # ccltune tunes the eager steps before the capture, but the default jobs capture after a few steps: no
+            # step-by-step reference. The tp workload has the same collectives eagerly.
+            cost = {"lost_ms": None, "gain_ms_per_step": None, "breakeven_steps": None}
+        else:
+            cost = ab_stats.tuning_cost(tune_ms, conv, ref_per_step, default_ms, tuned_ms)
         # Reuse: every B job imported the tuning job's export.
         b_tuning = [phase_tuning(ph) for ph in b_runs.values()]
         imp_conv = [t["converge_step"] for t in b_tuning]
@@ -435,6 +440,25 @@ def aggregate(a, plan, results, failures):
             entry["failure"] = failures[w]
         out.append(entry)
     return out
+
+
+def write_runs_tar(runs, path, failed_jobs, limit=15 << 20):
+    """Every job's files in one archive; over `limit` (the GPU host returns files up to 16 MiB), again without the
+    logs of the jobs that succeeded."""
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(runs, arcname="runs")
+    if os.path.getsize(path) <= limit:
+        return
+
+    def drop_ok_logs(info):
+        parts = info.name.split("/")
+        if parts[-1] == "log.txt" and len(parts) >= 3 and parts[-2] not in failed_jobs:
+            return None
+        return info
+
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(runs, arcname="runs", filter=drop_ok_logs)
+    log(f"runs.tar.gz: over {limit >> 20} MiB with every log; kept only the failed jobs' logs")
 
 
 def first_meta(results):
@@ -568,7 +592,7 @@ def main(argv=None):
     os.makedirs(runs, exist_ok=True)
     t_start = time.monotonic()
     results, skipped, failures = [], [], {}
-    import_path = None
+    exports = {}  # workload -> the export of the tuning job that ran it
     measured = {}  # kind -> job seconds seen
     dead_jobs = 0
     started_pairs, skipped_pairs = set(), set()
@@ -599,7 +623,7 @@ def main(argv=None):
         if job.kind == "tune":  # it may run up to --tune-max steps per workload
             timeout = max(timeout, 1.5 * estimate_job(est, "tune", job.workloads, 0, a.tune_max) + 30)
         timeout = min(timeout, a.hard_stop_s - elapsed)
-        imp = import_path if job.kind == "B" else None
+        imp = exports.get(job.workloads[0]) if job.kind == "B" else None
         res = run_job(a, job, os.path.join(runs, job.name), timeout, import_path=imp)
         results.append(res)
         measured.setdefault(job.kind, []).append(res["seconds"])
@@ -607,8 +631,9 @@ def main(argv=None):
         done = [w for w in job.workloads if res["phases"].get(w)]
         log(f"{job.name}: rc {res['rc']}{' (timed out)' if res['timed_out'] else ''}, {res['seconds']:.1f} s, "
             f"phases done {','.join(done) or 'none'}")
-        if job.kind == "tune" and res["export"] and os.path.exists(res["export"]):
-            import_path = res["export"]
+        has_export = bool(res["export"]) and os.path.exists(res["export"])
+        if job.kind == "tune" and has_export:
+            exports.update({w: res["export"] for w in job.workloads})
         elif job.kind == "tune" and a.lib:
             again = "" if ok or retried_tune else ": running it again without the workload that failed"
             log("the tuning job wrote no export" + again)
@@ -635,15 +660,16 @@ def main(argv=None):
                 log("two jobs failed before any phase finished: stopping")
                 skipped += [f"{j.name}: stopped after repeated job failures" for j in queue]
                 break
-            if job.kind == "tune" and import_path is None and not retried_tune and a.lib:
+            if job.kind == "tune" and not has_export and not retried_tune and a.lib:
                 # A failed tuning job leaves no export (it is written at exit): once more without the workload
                 # that failed, so that the other workloads' B jobs still import a converged state.
                 retried_tune = True
                 again = Job(job.name + "-again", "tune", job.workloads, True, train_args=job.train_args)
                 again.est_s = job.est_s
                 queue.insert(0, again)
-    if import_path is None and a.lib:
-        log("no export from a tuning job: the B jobs ran without CCLTUNE_IMPORT (they tuned on their own)")
+    if a.lib and any(w not in exports for w in a.workloads if w not in failures):
+        log("no export from a tuning job for " + ",".join(w for w in a.workloads if w not in exports) +
+            ": their B jobs ran without CCLTUNE_IMPORT (they tuned on their own)")
     for job in plan["spare"]:
         elapsed = time.monotonic() - t_start
         seen = measured.get("spread") or measured.get("A") or []
@@ -699,10 +725,11 @@ def main(argv=None):
         json.dump(doc, f, indent=1)
     with open(stem + ".md", "w") as f:
         f.write(report.markdown(doc))
-    if import_path:
-        shutil.copy(import_path, os.path.join(a.out, "ccltune-export.json"))
-    with tarfile.open(os.path.join(a.out, "runs.tar.gz"), "w:gz") as tar:
-        tar.add(runs, arcname="runs")
+    for path in sorted(set(exports.values())):  # one, or one per workload with --separate
+        wl = sorted(w for w, p in exports.items() if p == path)
+        name = "ccltune-export.json" if not a.separate else f"ccltune-export-{wl[0]}.json"
+        shutil.copy(path, os.path.join(a.out, name))
+    write_runs_tar(runs, os.path.join(a.out, "runs.tar.gz"), {r["name"] for r in results if r["rc"] != 0})
     if not a.keep_runs:
         shutil.rmtree(runs, ignore_errors=True)
     print(report.table(doc), flush=True)

@@ -39,6 +39,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_stats import ready_to_capture, settled  # noqa: E402
 from models import GPT, GPTConfig, TPConfig, TPGPT, human_bytes, tp_comm_volume, tp_params_per_rank  # noqa: E402
 
 WORKLOADS = ("ddp", "fsdp", "tp", "tp_graph")
@@ -343,32 +344,6 @@ class StepLog:
         s = self.sums.tolist()
         w = self.ctx.world
         return s[0] / w, int(round(s[1])), s[2] / w, int(self.count.item())
-
-
-def quiet(summaries, n):
-    """The last n summaries show no search running and no update applied between them."""
-    last = summaries[-n:]
-    return (len(last) == n and None not in last and not any(s["searching"] > 0 for s in last)
-            and len({s["changes"] for s in last}) == 1)
-
-
-def settled(summaries, base_changes, settle, steps_done, tune_min):
-    """Tune mode, this rank's opinion: ccltune has converged on this phase's workloads."""
-    if steps_done < tune_min or not quiet(summaries, settle):
-        return False
-    # Before the first update nothing has been searched yet: not converged (unless tuning never starts).
-    return summaries[-1]["changes"] > base_changes or steps_done >= 3 * tune_min
-
-
-def ready_to_capture(summaries, base_changes, steps_done, eager_min, eager_max):
-    """tp_graph, fixed mode, this rank's opinion: capture now. Without ccltune after eager_min steps; with it once
-    what it imported is in place (an update applied or nothing pending) and nothing changes, or at eager_max."""
-    if steps_done < eager_min:
-        return False
-    if steps_done >= eager_max or not summaries or summaries[-1] is None:
-        return True
-    last = summaries[-1]
-    return quiet(summaries, 2) and (last["changes"] > base_changes or last["pending"] == 0)
 
 
 def run_phase(ctx, name, ccl, out_dir):

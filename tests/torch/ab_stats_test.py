@@ -127,6 +127,37 @@ class TuningPhase(unittest.TestCase):
         self.assertEqual(ab_stats.per_step_median([[1, 2, 3], [3, 4], [2]]), [2, 3, 3])
 
 
+class StopRules(unittest.TestCase):
+    """train.py's per-rank verdicts: tuning converged (stop after --post steps), ready to capture the graph."""
+
+    def test_quiet(self):
+        self.assertTrue(ab_stats.quiet([summ(changes=3)] * 4, 3))
+        self.assertFalse(ab_stats.quiet([summ(changes=3)] * 2, 3))  # too few steps yet
+        self.assertFalse(ab_stats.quiet([summ(changes=2)] + [summ(changes=3)] * 2, 3))  # an update applied
+        self.assertFalse(ab_stats.quiet([summ(changes=3, searching=1)] + [summ(changes=3)] * 2, 3))
+        self.assertFalse(ab_stats.quiet([summ(changes=3, pending=1)] + [summ(changes=3)] * 2, 3))
+        self.assertFalse(ab_stats.quiet([None] + [summ()] * 2, 3))
+
+    def test_settled_needs_min_steps_and_an_update(self):
+        s = [summ(changes=5)] * 10
+        self.assertFalse(ab_stats.settled(s, 5, 8, 10, 20))  # before --tune-min
+        self.assertFalse(ab_stats.settled(s, 5, 8, 30, 20))  # no update since the start: not searched yet
+        self.assertTrue(ab_stats.settled(s, 5, 8, 60, 20))  # ... unless nothing happens for 3 x --tune-min
+        self.assertTrue(ab_stats.settled(s, 4, 8, 30, 20))
+        self.assertFalse(ab_stats.settled(s[:-1] + [summ(changes=5, searching=1)], 4, 8, 30, 20))
+
+    def test_ready_to_capture(self):
+        self.assertFalse(ab_stats.ready_to_capture([None] * 3, 0, 3, 4, 20))  # before --eager-min
+        self.assertTrue(ab_stats.ready_to_capture([None] * 4, 0, 4, 4, 20))  # no ccltune
+        imported = [summ(changes=1)] * 4
+        self.assertTrue(ab_stats.ready_to_capture(imported, 0, 4, 4, 20))
+        waiting = [summ(changes=0, pending=2, converged=0)] * 4  # the import is not applied yet
+        self.assertFalse(ab_stats.ready_to_capture(waiting, 0, 4, 4, 20))
+        self.assertTrue(ab_stats.ready_to_capture(waiting, 0, 20, 4, 20))  # at --eager-max in any case
+        searching = [summ(changes=1)] * 3 + [summ(changes=2, searching=1)]
+        self.assertFalse(ab_stats.ready_to_capture(searching, 0, 4, 4, 20))
+
+
 class Losses(unittest.TestCase):
     def test_deviation(self):
         self.assertEqual(ab_stats.loss_deviation([1.0, 2.0], [1.0, 2.0]), 0)
