@@ -8,7 +8,7 @@
 #   ccltune-export.json           the tuning job's export, which every ccltune job of the pairs imported
 #   runs.tar.gz                   every job's per-workload JSON (step times, losses, ccltune summaries), command, log
 #   driver.log                    the driver's console output
-# Environment: PYTHON (default python3), PKG (default .gpu), NP (default: every GPU), BUDGET_S (planned seconds,
+# Environment: PYTHON (default /opt/torch/.venv/bin/python3 if present, else python3), PKG (default .gpu), NP (default: every GPU), BUDGET_S (planned seconds,
 # default 420), HARD_STOP_S (no job runs past it, default 540); arguments go to the driver (e.g. --dry-plan).
 # Exit status: 0 when every workload completed with ccltune preloaded.
 set -uo pipefail
@@ -23,13 +23,16 @@ if [ ! -f "$lib" ]; then
 fi
 # NVLink multicast stays off on the shared GPU hosts (the driver sets these in every job too).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-if ! grep -q ' T ccltuneGetSummary$' <<<"$(nm -D "$lib" 2>/dev/null)"; then
+if command -v nm >/dev/null && ! grep -q ' T ccltuneGetSummary$' <<<"$(nm -D "$lib" 2>/dev/null)"; then
   echo "gpu-torch: warning: $lib has no ccltuneGetSummary: steps to converge will be reported as null" >&2
 fi
+# The GPU hosts' PyTorch lives in /opt/torch/.venv; python3 on PATH elsewhere.
+py="${PYTHON:-python3}"
+[ -z "${PYTHON:-}" ] && [ -x /opt/torch/.venv/bin/python3 ] && py=/opt/torch/.venv/bin/python3
 np=()
 [ -n "${NP:-}" ] && np=(--nproc "$NP")
 nvidia-smi -L 2>/dev/null | sed 's/ (UUID.*//' | tee "$out/driver.log"
-"${PYTHON:-python3}" bench/torch/driver.py --lib "$lib" --out "$out" "${np[@]}" --budget-s "${BUDGET_S:-420}" \
+"$py" bench/torch/driver.py --lib "$lib" --out "$out" "${np[@]}" --budget-s "${BUDGET_S:-420}" \
   --hard-stop-s "${HARD_STOP_S:-540}" "$@" 2>&1 | tee -a "$out/driver.log"
 rc=${PIPESTATUS[0]}
 echo "gpu-torch: driver exit status $rc; files in $out:" | tee -a "$out/driver.log"

@@ -579,6 +579,8 @@ def main(argv=None):
               f"{plan['tune_steps_est']} expected), spread configs {len(plan['spreads'])}; per-job fixed cost "
               f"~{est['fixed_s']:.0f} s")
     log(header)
+    if a.nproc < 2:
+        log(f"warning: {a.nproc} process: no communication for ccltune to tune (--nproc, or no GPU found)")
     for c in plan["cuts"]:
         log(f"cut to fit the budget: {c}")
     if a.dry_plan:

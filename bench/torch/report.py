@@ -92,6 +92,8 @@ def markdown(doc):
              + (", ".join("`" + ",".join(f"{k}={v}" for k, v in e.items()) + "`" for e in plan.get("spread", []))
                 or "none")
              + f"; workloads {m.get('workloads_per_job')} per job. Total {_f(m.get('total_s'), '{:.0f}')} s.")
+    if (plan.get("pairs") or 0) < 10:
+        L.append(f"- **{plan.get('pairs')} pairs: fewer than the 10 the issue asks for.**")
     if m.get("cuts"):
         L.append(f"- Cut to fit the time budget: {'; '.join(m['cuts'])}.")
     if m.get("skipped"):
