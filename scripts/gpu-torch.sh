@@ -2,7 +2,7 @@
 # The PyTorch evaluation of issue 4 on a GPU host (docs/pytorch.md), from the repository root with the package of
 # scripts/package-gpu.sh carried as .gpu/: bench/torch/driver.py runs the DDP, FSDP2, tensor-parallel and
 # CUDA-graph workloads as torchrun jobs with and without ccltune (a tuning job, loss-spread jobs with NCCL forced,
-# a non-blocking-communicator job, 10 interleaved A/B pairs), about 7 minutes on 2 or 4 GPUs. Writes into OUT
+# a non-blocking-communicator job, up to 10 interleaved A/B pairs as BUDGET_S allows: 7 on 2×H200), about 7 minutes. Writes into OUT
 # (default out/torch), at most 6 files, no folders:
 #   pytorch_<gpu>x<N>.json, .md   results (the JSON of issue 4) and the report generated from them
 #   ccltune-export.json           the tuning job's export, which every ccltune job of the pairs imported

@@ -319,14 +319,16 @@ class TPWorkload:
 
 
 class StepLog:
-    """The per-step logging group: fp32 [loss, stop flag, previous step's ms] and int64 [tokens] summed over the
+    """The per-step logging group: fp32 [loss, stop flag, previous step's ms] and fp32 [tokens] summed over the
     phase's ranks. On NCCL both go out as one coalesced group (ncclGroupStart/End around two all-reduces). The op is
-    SUM for both: PyTorch's coalescing fast path applies the first call's reduction to every tensor."""
+    SUM for both: PyTorch's coalescing fast path applies the first call's reduction to every tensor, and it takes
+    tensors of one dtype only (allreduce_coalesced: "Tensors must have identical type"), so the token count is an
+    fp32 too (exact: a step's tokens over all ranks stay far below 2^24)."""
 
     def __init__(self, ctx, group, tokens):
         self.ctx, self.group, self.tokens = ctx, group, tokens
         self.sums = torch.zeros(3, device=ctx.device)
-        self.count = torch.zeros(1, dtype=torch.int64, device=ctx.device)
+        self.count = torch.zeros(1, device=ctx.device)
 
     def __call__(self, loss, flag, prev_ms):
         self.sums[0].copy_(loss.float())
@@ -343,7 +345,7 @@ class StepLog:
             dist.all_reduce(self.count, group=self.group)
         s = self.sums.tolist()
         w = self.ctx.world
-        return s[0] / w, int(round(s[1])), s[2] / w, int(self.count.item())
+        return s[0] / w, int(round(s[1])), s[2] / w, int(round(self.count.item()))
 
 
 def run_phase(ctx, name, ccl, out_dir):
@@ -412,6 +414,7 @@ def run_phase(ctx, name, ccl, out_dir):
             if a.mode == "tune" and stop_at is None:
                 limit = min(limit, i + a.post)
     wall_s = time.perf_counter() - t_phase
+    end = ccl.summary()  # before the phase's communicator is destroyed (its workloads leave the summary then)
     comm = wl.comm()
     if hasattr(wl, "release"):
         wl.release()
@@ -422,7 +425,8 @@ def run_phase(ctx, name, ccl, out_dir):
         torch.cuda.empty_cache()
     result = {
         "workload": name, "status": "ok", "mode": a.mode, "world": ctx.world, "setup_s": setup_s, "wall_s": wall_s,
-        "steps": steps, "summary_at_start": start, "summary_at_end": ccl.summary(), "converged_flag_at": stop_at,
+        "steps": steps, "summary_at_start": start, "summary_at_end": end,
+        "summary_after_destroy": ccl.summary(), "converged_flag_at": stop_at,
         "capture": capture, "comm": comm,
     }
     if ctx.rank == 0:
@@ -472,6 +476,14 @@ def main(argv=None):
         torch.use_deterministic_algorithms(True, warn_only=True)
         # Deterministic mode would also fill every new tensor with NaN: a cost per allocation that measures nothing.
         torch.utils.deterministic.fill_uninitialized_memory = False
+        # The fused attention kernels' backward passes are not deterministic (cuDNN's says so in a warning; flash and
+        # memory-efficient accumulate with atomics), and on H200 their run-to-run noise in the loss is as large as
+        # any reduction-order difference a collective config makes, which would hide the comparison the losses are
+        # for. The math kernel is deterministic: with it, jobs without ccltune give bitwise-equal losses.
+        torch.backends.cuda.enable_cudnn_sdp(False)
+        torch.backends.cuda.enable_flash_sdp(False)
+        torch.backends.cuda.enable_mem_efficient_sdp(False)
+        torch.backends.cuda.enable_math_sdp(True)
     # cuBLAS is deterministic only with a fixed workspace configuration, read when its first handle is made.
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     local = int(os.environ.get("LOCAL_RANK", "0"))

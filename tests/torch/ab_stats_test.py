@@ -180,8 +180,9 @@ class DriverPlanAndReport(unittest.TestCase):
     def args(self, *extra):
         return driver.parse_args(["--dry-plan", "--nproc", "2", "--lib", "none"] + list(extra))
 
-    def test_default_plan_fits_and_keeps_ten_pairs(self):
-        a = self.args()
+    def test_budget_for_ten_pairs_keeps_them_all(self):
+        # With the step times measured on 2xH200, ten pairs need about 560 s (docs/pytorch.md, Known limits).
+        a = self.args("--budget-s", "600")
         plan = driver.make_plan(a, driver.ESTIMATES["cuda"])
         self.assertLessEqual(plan["total_s"], a.budget_s)
         self.assertEqual(plan["pairs"], 10)
@@ -193,6 +194,14 @@ class DriverPlanAndReport(unittest.TestCase):
         self.assertIn("nonblock", kinds)
         sides = [j.side for j in plan["jobs"] if j.kind in ("A", "B")]
         self.assertEqual(sides[:4], ["A", "B", "B", "A"])
+
+    def test_default_budget_fits_by_cutting_pairs_last(self):
+        a = self.args()
+        plan = driver.make_plan(a, driver.ESTIMATES["cuda"])
+        self.assertLessEqual(plan["total_s"], a.budget_s)
+        self.assertLess(plan["pairs"], 10)
+        self.assertGreaterEqual(plan["pairs"], 5)
+        self.assertTrue(any("A/B pairs" in c for c in plan["cuts"]))
 
     def test_small_budget_cuts_and_says_so(self):
         a = self.args("--budget-s", "150")
