@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks a ccltune-bench JSON against the acceptance criteria and prints a Markdown report.
 
-Per row: tuned_us <= 1.05 x oracle_us, tuned_us <= 1.02 x default_us, converge_calls <= 300, and
+Per row: tuned_us <= 1.05 x oracle_us, tuned_us <= 1.02 x default_us, converge_calls <= 300, the oracle's
+confirmation stage consistent (oracle_confirmation_faults), and
 mismatches == 0. With --table FILE (the reference-measurement format of shared/data), also the
 geometric mean of default_us / tuned_us over 1-64 MiB per collective against the table's own
 best-vs-default (configs up to --budget channels plus `default`). Exit status 1 if a check fails.
@@ -42,6 +43,28 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def oracle_confirmation_faults(r):
+    """The oracle's confirmation stage (ccltune-bench --oracle-confirm, on by default): NCCL's default is among the
+    re-timed configs, each re-timed in 3 rounds, oracle_us is the best re-timed median and oracle_default_us the
+    default's. Rows without candidates (no oracle, or --oracle-confirm 0) are not checked."""
+    cands = r.get("oracle_candidates")
+    if not cands or r.get("oracle_us") is None:
+        return []
+    faults = []
+    is_default = [c["config"].get("algorithm") in (None, "default") and not c["config"].get("channels") for c in cands]
+    if not any(is_default):
+        faults.append("oracle: NCCL's default not re-timed")
+    if any(len(c.get("rounds_us") or []) != 3 for c in cands):
+        faults.append("oracle: a candidate without 3 re-timed rounds")
+    timed = [c["us"] for c in cands if c.get("us") is not None]
+    if not timed or abs(min(timed) - r["oracle_us"]) > 1e-9 * max(1.0, r["oracle_us"]):
+        faults.append("oracle: oracle_us is not the best re-timed median")
+    dflt = [c["us"] for c, d in zip(cands, is_default) if d]
+    if dflt and "oracle_default_us" in r and r["oracle_default_us"] != dflt[0]:  # older files lack the field
+        faults.append("oracle: oracle_default_us is not the default's re-timed median")
+    return faults
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -74,6 +97,7 @@ def main():
                 fails.append(f"tuned > {a.oracle_slack} x oracle")
         if conv is None or conv > a.max_converge:
             fails.append(f"converge_calls {conv}")
+        fails += oracle_confirmation_faults(r)
         ok &= not fails
         cfg = r.get("config") or {}
         ocfg = r.get("oracle_config") or {}

@@ -171,6 +171,10 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--max-tune-calls", v, 0, 1 << 30), [&](int64_t x) { o.max_tune_calls = x; });
        }},
+      {"--oracle-confirm",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--oracle-confirm", v, 0, 64), [&](int64_t x) { o.oracle_confirm = x; });
+       }},
       {"--json",
        [&](const std::string& v) -> absl::Status {
          if (v.empty()) return absl::InvalidArgumentError("--json: empty file name");
@@ -293,6 +297,8 @@ usage: mpirun -np N ccltune-bench [options]
       --check 0|1          data check of every configuration measured            [1]
       --mode LIST          compare,oracle, or overhead alone                     [compare]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
+      --oracle-confirm K   oracle: re-time the best K configs and the default in 3
+                           alternating rounds; 0 keeps the screening pass's best   [4]
       --json FILE          write the results as JSON (rank 0)
       --budget N           recorded in the report only
       --seed N             offsets the data pattern; recorded in the report      [0]
@@ -306,7 +312,9 @@ usage: mpirun -np N ccltune-bench [options]
   -h, --help
 compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
 converges, A and B calls alternate and each is timed. oracle: every configuration of the search
-space is forced on A and timed; the best is the oracle. overhead: host time per enqueue call (the
+space is forced on A and timed (screening); the best K and NCCL's default are timed again in 3
+alternating rounds, and the best median of those re-timings is the oracle (the minimum of one pass
+over ~100-200 noisy medians is biased low: the screening minimum is reported as oracle_screen_us). overhead: host time per enqueue call (the
 GPU held back by a spin kernel so the host never waits) and GPU time per call of A (NCCL's default),
 B (tuned to convergence) and C (forced to B's config: no timing, no sync ops), and device memory
 used after default calls vs after tuning every row (MiB per rank). --interference: kernels on a

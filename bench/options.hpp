@@ -28,6 +28,9 @@ struct Options {
   int overhead_calls = 2000;  // host-timed calls per communicator (overhead mode)
   LoadOptions load;           // --interference
   int max_tune_calls = 2000;
+  // oracle: the best this many configs of the screening pass, and NCCL's default, are timed again in
+  // kOracleRounds alternating rounds; the oracle is the best re-timed median (0: screening pass only).
+  int oracle_confirm = 4;
   std::string json_path;
   int64_t budget = -1;  // recorded in the report only
   uint64_t seed = 0;    // offsets the data pattern; recorded in the report

@@ -74,6 +74,10 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                              int64_t mismatches, const nlohmann::json& overhead) {
   nlohmann::json results = nlohmann::json::array();
   for (const RowResult& r : rows) {
+    nlohmann::json candidates = nlohmann::json::array();
+    for (const RowResult::OracleCandidate& c : r.oracle_candidates)
+      candidates.push_back(
+          {{"config", ConfigJson(c.config)}, {"screen_us", c.screen_us}, {"rounds_us", c.rounds}, {"us", Opt(c.us)}});
     results.push_back({{"collective", std::string(CollName(r.coll))},
                        {"bytes", r.bytes},
                        {"count", r.count},
@@ -86,6 +90,9 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                        {"tuned_step_us", Opt(r.tuned_step_us)},
                        {"oracle_config", ConfigJson(r.oracle_config)},
                        {"oracle_configs", r.oracle_configs},
+                       {"oracle_screen_us", Opt(r.oracle_screen_us)},
+                       {"oracle_default_us", Opt(r.oracle_default_us)},
+                       {"oracle_candidates", candidates},
                        {"config", ConfigJson(r.config)},
                        {"converge_calls", Opt(r.converge_calls)},
                        {"tune_calls", r.tune_calls},

@@ -30,7 +30,16 @@ struct RowResult {
   int64_t tune_calls = 0;                        // calls the bench made on B before timing
   bool converged = false;                        // B reached Converged / Imported / Forced
   int oracle_configs = 0;                        // configurations measured by the oracle
-  int64_t check_errors = 0;                      // mismatched elements, summed over ranks and checks
+  std::optional<double> oracle_screen_us;        // the screening pass's minimum (biased low; oracle_us re-times)
+  std::optional<double> oracle_default_us;       // NCCL's default re-timed in the same rounds as oracle_us
+  struct OracleCandidate {
+    ccltuneConfig_t config;
+    double screen_us = 0;        // its screening median
+    std::vector<double> rounds;  // its re-timed medians, one per round
+    std::optional<double> us;    // median of the rounds
+  };
+  std::vector<OracleCandidate> oracle_candidates;  // the confirmation stage, in screening order
+  int64_t check_errors = 0;                        // mismatched elements, summed over ranks and checks
 };
 
 struct Meta {

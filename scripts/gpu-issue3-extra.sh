@@ -15,6 +15,7 @@
 #                                     converged 64K allreduce config (a cross-check: NCCL's channel
 #                                     variables also change the communicator's channel set)
 #   issue3-*.log, issue3-steps.txt    console output; seconds and exit status of each step
+# SKIP: space-separated step names not to run (e.g. SKIP=compare-min32).
 # Exit status: non-zero if any step failed (the others still run). RUNNER replaces
 # scripts/gpu-carried-run.sh (RUNNER=bench/sim.sh: a dry run on the simulated cluster, where the
 # background load has no effect and there is no device-memory information).
@@ -31,6 +32,10 @@ failed=0
 step() {  # step NAME [VAR=value ...] -- bench args
   local name="$1"
   shift
+  if [[ " ${SKIP:-} " == *" $name "* ]]; then
+    echo "$name skipped (SKIP)" | tee -a "$out/issue3-steps.txt"
+    return 0
+  fi
   local envs=()
   while [ "$1" != "--" ]; do
     envs+=("$1")

@@ -704,6 +704,16 @@ size_t Traffic(const Task& t) {
   return b;
 }
 
+// NCCL's task sorter bins a task's traffic in units of 1 KiB (capped at 1 GiB) on a scale with four bins per power
+// of two: below 4 units the bin is the unit count, from there on it is 4 * (log2 - 1) plus the two bits below the
+// leading one. Larger traffic, larger bin.
+uint32_t SorterBin(size_t traffic) {
+  const uint32_t units = static_cast<uint32_t>(std::min<size_t>(traffic, size_t{1} << 30) >> 10);
+  if (units < 4) return units;
+  const int log2 = 31 - __builtin_clz(units);
+  return static_cast<uint32_t>(log2 - 1) * 4 + ((units >> (log2 - 2)) & 3u);
+}
+
 // One tuning decision for a bin, exactly where NCCL makes it: cost table, getCollInfo, nChannels, getChunkSize.
 ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, simnccl::Config* cfg,
                     std::vector<uint64_t>* chunks, double* durUs) {
@@ -716,7 +726,9 @@ ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, sim
   *cfg = def;
   chunks->assign(1, simnccl::ProtoDefaultChunk(def.proto));
   TunerPlugin& t = rt.tuner;
-  if (t.version == 0 || !comm->tunerCtx) {
+  // A one-rank communicator's collectives are a local copy in NCCL, launched without the tuner (recorded on 2xH200
+  // with NCCL 2.28.9: the 1-rank communicators of a split make no getCollInfo call).
+  if (t.version == 0 || !comm->tunerCtx || comm->nranks == 1) {
     *durUs = m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
     return ncclSuccess;
   }
@@ -981,9 +993,19 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
                   colls.end());
     }
     int nTasksColl = (int)colls.size() + (bins.empty() ? 0 : (int)bcasts.size());
-    // Sorted by traffic descending, then per (func, op, type) ascending; aggregate within 4x of the bin's first.
+    // Sorted by traffic descending as NCCL's task sorter does: into coarse size bins (SorterBin), largest bin first,
+    // and within a bin the task enqueued last first (each bin is a LIFO). Then per (func, op, type) ascending;
+    // aggregate within 4x of the bin's first. Recorded on 2xH200 with NCCL 2.28.9: a group of equal-sized
+    // allgather, reducescatter, broadcast, reduce reaches the tuner in the reverse of the order of the calls.
     std::vector<Task*> sorted = colls;
-    std::stable_sort(sorted.begin(), sorted.end(), [](Task* a, Task* b) { return a->traffic > b->traffic; });
+    std::vector<std::pair<uint32_t, size_t>> order(sorted.size());  // (bin, enqueue index)
+    for (size_t i = 0; i < sorted.size(); i++) order[i] = {SorterBin(sorted[i]->traffic), i};
+    std::vector<size_t> idx(sorted.size());
+    for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return order[a].first != order[b].first ? order[a].first > order[b].first : order[a].second > order[b].second;
+    });
+    for (size_t i = 0; i < idx.size(); i++) sorted[i] = colls[idx[i]];
     std::vector<std::tuple<int, int, int>> keys;
     std::map<std::tuple<int, int, int>, std::vector<Task*>> byKey;
     for (Task* t : sorted) {
@@ -1041,6 +1063,9 @@ ncclResult_t Enqueue(Task t) {
   if (t.dtype < 0 || t.dtype >= ncclNumTypes) return Fail(ncclInvalidArgument, "invalid datatype %d", (int)t.dtype);
   if (t.op < 0 || (t.op >= ncclNumOps && (size_t)(t.op - ncclNumOps) >= RT().preMul.size()))
     return Fail(ncclInvalidArgument, "invalid reduction op %d", (int)t.op);
+  // NCCL drops a collective of zero elements once its arguments are checked: no task, no tuner call (recorded on
+  // 2xH200 with NCCL 2.28.9, grouped and ungrouped).
+  if (t.kind == kColl && t.count == 0) return ncclSuccess;
   if (tGroupDepth > 0) {
     tGroupTasks.push_back(t);
     return ncclSuccess;
