@@ -175,13 +175,14 @@ struct Bench {
     return s;
   }
 
-  // Calls B until rank 0 sees the workload settled, checking every 8 calls; every rank leaves at the
-  // same call. The stream is synchronized at each check, as a training loop does once per step.
+  // Calls B until rank 0 sees the workload settled, checking every --tune-step calls (8); every rank
+  // leaves at the same call. The stream is synchronized at each check, as a training loop does once per
+  // step.
   void Tune(const Row& row, RowResult* r) {
     int64_t calls = 0;
     LoadOn();
     for (;;) {
-      int64_t block = std::min<int64_t>(8, opt.max_tune_calls - calls);
+      int64_t block = std::min<int64_t>(opt.tune_step, opt.max_tune_calls - calls);
       for (int64_t i = 0; i < block; ++i) Call(row, b);
       calls += block;
       Check(device->StreamSynchronize(stream), "stream synchronize while tuning");
@@ -730,6 +731,7 @@ int Main(int argc, char** argv) {
   meta.backend = bench.device->backend() == executor::Backend::kCuda ? "cuda" : "simulated";
   meta.iters = opt.iters;
   meta.warmup = opt.warmup;
+  meta.tune_step = opt.tune_step;
   if (opt.compare) meta.modes.push_back("compare");
   if (opt.oracle) meta.modes.push_back("oracle");
   if (opt.overhead) meta.modes.push_back("overhead");

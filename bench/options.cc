@@ -171,6 +171,10 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--max-tune-calls", v, 0, 1 << 30), [&](int64_t x) { o.max_tune_calls = x; });
        }},
+      {"--tune-step",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--tune-step", v, 1, 1 << 20), [&](int64_t x) { o.tune_step = x; });
+       }},
       {"--oracle-confirm",
        [&](const std::string& v) {
          return status_of(ParseInt("--oracle-confirm", v, 0, 64), [&](int64_t x) { o.oracle_confirm = x; });
@@ -297,6 +301,7 @@ usage: mpirun -np N ccltune-bench [options]
       --check 0|1          data check of every configuration measured            [1]
       --mode LIST          compare,oracle, or overhead alone                     [compare]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
+      --tune-step N        compare: calls per host-synchronized step while tuning [8]
       --oracle-confirm K   oracle: re-time the best K configs and the default in 3
                            alternating rounds; 0 keeps the screening pass's best   [4]
       --json FILE          write the results as JSON (rank 0)

@@ -28,6 +28,8 @@ struct Options {
   int overhead_calls = 2000;  // host-timed calls per communicator (overhead mode)
   LoadOptions load;           // --interference
   int max_tune_calls = 2000;
+  // compare: calls between two host synchronizations while tuning (the "training step" of the tuning loop)
+  int tune_step = 8;
   // oracle: the best this many configs of the screening pass, and NCCL's default, are timed again in
   // kOracleRounds alternating rounds; the oracle is the best re-timed median (0: screening pass only).
   int oracle_confirm = 4;

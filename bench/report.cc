@@ -108,6 +108,7 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                           {"backend", meta.backend},
                           {"iters", meta.iters},
                           {"warmup", meta.warmup},
+                          {"tune_step", meta.tune_step},
                           {"modes", meta.modes},
                           {"ccltune_version", meta.ccltune_version.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(meta.ccltune_version)},

@@ -51,6 +51,7 @@ struct Meta {
   std::string backend;  // "cuda" | "simulated"
   int iters = 0;
   int warmup = 0;
+  int tune_step = 0;  // compare: calls per host-synchronized step while tuning
   std::vector<std::string> modes;
   std::string ccltune_version;  // empty: ccltune absent
   bool preloaded = false;

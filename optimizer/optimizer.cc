@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <map>
@@ -830,6 +831,45 @@ struct Search::Impl {
     state = State::kConverged;
   }
 
+  std::string Describe(int max_configs) const {
+    std::vector<std::tuple<double, Config, size_t>> rows;
+    for (const auto& [k, m] : memo) {
+      if (m.samples.empty()) continue;
+      const auto& [a, p, ch, chunk] = k;
+      Config c;
+      c.algo = a;
+      c.proto = p;
+      c.channels = ch;
+      c.chunk_bytes = chunk;
+      rows.emplace_back(internal::RobustEstimate(m.samples), c, m.samples.size());
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
+    char buf[96];
+    std::string out = "measured";
+    int shown = 0;
+    for (const auto& [v, c, n] : rows) {
+      if (shown >= max_configs && !c.IsDefault()) continue;
+      ++shown;
+      std::snprintf(buf, sizeof(buf), " %s%s=%.2f/%zu", c.IsDefault() ? "*" : "", c.ToString().c_str(), v, n);
+      out += buf;
+    }
+    if (shown < static_cast<int>(rows.size())) out += " +" + std::to_string(rows.size() - shown) + " more";
+    if (!confirm_default.empty() || !confirm_best.empty()) {
+      std::snprintf(buf, sizeof(buf), "; confirm default=%.2f/%zu %s=%.2f/%zu",
+                    internal::RobustEstimate(confirm_default), confirm_default.size(), best.ToString().c_str(),
+                    internal::RobustEstimate(confirm_best), confirm_best.size());
+      out += buf;
+    }
+    std::snprintf(buf, sizeof(buf), "; noise %.4f; incumbent %s", Noise(), incumbent.ToString().c_str());
+    out += buf;
+    if (phase == Phase::kDone) {
+      std::snprintf(buf, sizeof(buf), " %.2f (converged)", incumbent_us);
+      out += buf;
+    }
+    return out;
+  }
+
   Stats GetStats() const {
     Stats s = stats;
     s.default_us = default_us > 0 ? default_us : (std::isfinite(DefaultValue()) ? DefaultValue() : 0);
@@ -851,6 +891,7 @@ Config Search::incumbent() const { return impl_->incumbent; }
 void Search::Adopt(const Config& config, double us) { impl_->Adopt(config, us); }
 void Search::Reopen() { impl_->Reopen(); }
 Stats Search::stats() const { return impl_->GetStats(); }
+std::string Search::Describe(int max_configs) const { return impl_->Describe(max_configs); }
 
 std::vector<Config> EnumerateSpace(const SearchSpace& space) {
   std::vector<Config> out;

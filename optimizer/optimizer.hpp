@@ -87,6 +87,10 @@ class Search {
   // Forget the converged state and search again (drift, or on request).
   void Reopen();
   Stats stats() const;
+  // What the search measured, for a trace log: every measured config with its estimate (µs) and
+  // sample count, best first, the default marked; then the confirmation samples' medians, the
+  // noise and the incumbent. One line, at most `max_configs` configs (the rest counted).
+  std::string Describe(int max_configs = 16) const;
 
  private:
   struct Impl;

@@ -29,27 +29,9 @@ iters="${ITERS:-100}"
 failed=0
 : >"$out/issue3-steps.txt"
 
-step() {  # step NAME [VAR=value ...] -- bench args
-  local name="$1"
-  shift
-  if [[ " ${SKIP:-} " == *" $name "* ]]; then
-    echo "$name skipped (SKIP)" | tee -a "$out/issue3-steps.txt"
-    return 0
-  fi
-  local envs=()
-  while [ "$1" != "--" ]; do
-    envs+=("$1")
-    shift
-  done
-  shift
-  local t0=$SECONDS
-  env "${envs[@]}" bash "${RUNNER:-scripts/gpu-carried-run.sh}" "$@" >"$out/issue3-$name.log" 2>&1
-  local rc=$?
-  echo "$name rc=$rc seconds=$((SECONDS - t0))" | tee -a "$out/issue3-steps.txt"
-  [ $rc -eq 0 ] || failed=1
-  grep -v '^#' "$out/issue3-$name.log" | grep -E '^ +[0-9]' | head -20
-  grep -E '^# (background load|device memory|  )' "$out/issue3-$name.log" | head -20
-}
+prefix=issue3
+# shellcheck source=scripts/gpu-steps.sh
+source scripts/gpu-steps.sh
 
 sweep=(-c allgather,reducescatter -b 1M -e 64M -f 4 --mode compare -n "$iters")
 step compare -- "${sweep[@]}" --json "$out/issue3-compare.json"

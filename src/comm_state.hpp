@@ -27,7 +27,8 @@ namespace ccltune {
 struct PluginCtx;
 
 // The in-band transport: a 512-byte device buffer per outstanding sync, an all-reduce(MAX) of
-// uint64 on the user's stream, the result copied to page-locked host memory, an event to wait on.
+// uint64 on the user's stream, the result copied to page-locked host memory, a 16-byte memset (so that
+// the user's next kernel does not follow a copy), an event to wait on.
 class NcclTransport : public coordinator::Transport {
  public:
   static constexpr int kSlots = coordinator::kLag + 2;
@@ -67,6 +68,7 @@ struct TimingRecord {
   uint64_t workload = 0;
   Config config;
   bool scheduled = false;
+  uint64_t unit = 0;  // the communicator's unit count when the call was issued (for the trace)
 };
 
 class CommState {

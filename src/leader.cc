@@ -45,7 +45,12 @@ void Leader::OnSample(uint64_t workload, const Config& config, double us, bool s
   auto it = work_.find(workload);
   if (it == work_.end() || !it->second.search.has_value()) return;
   optimizer::Search& s = *it->second.search;
-  if (scheduled || s.state() == optimizer::State::kConverged) s.AddSample(config, us);
+  if (!scheduled && s.state() != optimizer::State::kConverged) return;
+  const bool was_converged = s.state() == optimizer::State::kConverged;
+  s.AddSample(config, us);
+  if (!was_converged && s.state() == optimizer::State::kConverged && LogEnabled(LogLevel::kTrace, Subsys::kOpt)) {
+    CCLTUNE_TRACE(kOpt, "search of %016x done: %s", workload, s.Describe().c_str());
+  }
 }
 
 void Leader::OnApplied(const coordinator::WorkloadUpdate& u) {

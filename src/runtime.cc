@@ -383,6 +383,8 @@ void Runtime::Harvest(CommState& cs) {
     if (cs.records.empty()) break;
     TimingRecord rec = cs.records.front();
     cs.records.pop_front();
+    CCLTUNE_TRACE(kOpt, "sample %016x unit %d %s%s %.2f us", rec.workload, rec.unit, rec.config.ToString(),
+                  rec.scheduled ? "" : " (monitor)", s.us);
     if (cs.leader) cs.leader->OnSample(rec.workload, rec.config, s.us, rec.scheduled);
     auto it = cs.keys.find(rec.workload);
     if (it != cs.keys.end()) cs.table().Update(it->second, [](config_table::Entry& e) { ++e.samples; });
@@ -441,7 +443,7 @@ ncclResult_t Runtime::Collective(ncclComm_t comm, cudaStream_t stream, const Cal
     }
     if (timed) {
       if (cs->timer->Begin(stream, hash)) {
-        cs->records.push_back(TimingRecord{hash, cfg, scheduled});
+        cs->records.push_back(TimingRecord{hash, cfg, scheduled, cs->coord ? cs->coord->units() : 0});
       } else {
         timed = false;
       }
@@ -513,7 +515,7 @@ ncclResult_t Runtime::GroupEnd(NcclCall fn, bool simulate) {
     }
     if (u.timed) {
       if (u.cs->timer->Begin(u.first, u.hash)) {
-        u.cs->records.push_back(TimingRecord{u.hash, u.cfg, u.scheduled});
+        u.cs->records.push_back(TimingRecord{u.hash, u.cfg, u.scheduled, u.cs->coord ? u.cs->coord->units() : 0});
       } else {
         u.timed = false;
       }

@@ -249,6 +249,27 @@ TEST(Search, StatsReportDefaultIncumbentAndNoise) {
   EXPECT_EQ(st.reopened, 0);
 }
 
+TEST(Search, DescribeListsMeasuredConfigsBestFirstAndTheDecision) {
+  const Landscape L = MakeLandscape(SizeClass::kMid, 12);
+  Noise noise(12, 0.01, 0);
+  Search s(L.space, Options{});
+  EXPECT_EQ(s.Describe().find("(converged)"), std::string::npos);
+  const auto r = Drive(s, L, noise);
+  ASSERT_TRUE(r.converged);
+  const std::string d = s.Describe(4);
+  EXPECT_EQ(d.rfind("measured ", 0), 0u) << d;
+  EXPECT_NE(d.find(" *default="), std::string::npos) << d;  // the default is always listed
+  EXPECT_NE(d.find("; incumbent " + s.incumbent().ToString() + " "), std::string::npos) << d;
+  EXPECT_NE(d.find("(converged)"), std::string::npos) << d;
+  EXPECT_NE(d.find(" more;"), std::string::npos) << d;  // more than 4 configs were measured
+  // Best first: the estimates of the listed configs ascend.
+  std::vector<double> v;
+  for (size_t at = d.find('='); at != std::string::npos && at < d.find(';'); at = d.find('=', at + 1))
+    v.push_back(std::stod(d.substr(at + 1)));
+  ASSERT_GE(v.size(), 4u) << d;
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end())) << d;
+}
+
 // ---- Pruning ---------------------------------------------------------------------------------------
 
 TEST(Search, PrunesSubspacesFarBehind) {

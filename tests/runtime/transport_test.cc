@@ -1,0 +1,119 @@
+// NcclTransport: what one sync op puts on the user's stream, in order, and that the reduced words come
+// back. A Device that records every stream operation (host memory stands in for device memory; the
+// copies happen at once, so the fake all-reduce is the identity of one rank).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/comm_state.hpp"
+
+namespace ccltune {
+namespace {
+
+using ::testing::ElementsAre;
+
+class RecordingDevice final : public executor::Device {
+ public:
+  struct Op {
+    std::string what;
+    const void* dst = nullptr;
+    size_t bytes = 0;
+    executor::Stream stream = nullptr;
+  };
+  std::vector<Op> ops;
+  std::vector<std::pair<char*, size_t>> device_allocs;
+
+  executor::Backend backend() const override { return executor::Backend::kSimulated; }
+  const char* name() const override { return "recording"; }
+  absl::Status SetDevice(int) override { return absl::OkStatus(); }
+  absl::StatusOr<int> DeviceCount() override { return 1; }
+  absl::StatusOr<void*> Alloc(size_t bytes) override {
+    char* p = static_cast<char*>(std::calloc(1, bytes));
+    device_allocs.emplace_back(p, bytes);
+    return p;
+  }
+  void Free(void* p) override { std::free(p); }
+  absl::StatusOr<void*> AllocHost(size_t bytes) override { return std::calloc(1, bytes); }
+  void FreeHost(void* p) override { std::free(p); }
+  absl::Status CopyToDeviceAsync(void* dst, const void* src, size_t bytes, executor::Stream s) override {
+    std::memcpy(dst, src, bytes);
+    ops.push_back({"h2d", dst, bytes, s});
+    return absl::OkStatus();
+  }
+  absl::Status CopyToHostAsync(void* dst, const void* src, size_t bytes, executor::Stream s) override {
+    std::memcpy(dst, src, bytes);
+    ops.push_back({"d2h", src, bytes, s});
+    return absl::OkStatus();
+  }
+  absl::Status MemsetAsync(void* dst, uint8_t value, size_t bytes, executor::Stream s) override {
+    std::memset(dst, value, bytes);
+    ops.push_back({"memset", dst, bytes, s});
+    return absl::OkStatus();
+  }
+  absl::StatusOr<executor::Stream> CreateStream() override { return absl::UnimplementedError("unused"); }
+  void DestroyStream(executor::Stream) override {}
+  absl::Status StreamSynchronize(executor::Stream) override { return absl::OkStatus(); }
+  absl::StatusOr<executor::Event> CreateEvent() override { return reinterpret_cast<executor::Event>(++events_); }
+  void DestroyEvent(executor::Event) override {}
+  absl::Status RecordEvent(executor::Event, executor::Stream s) override {
+    ops.push_back({"record", nullptr, 0, s});
+    return absl::OkStatus();
+  }
+  absl::StatusOr<executor::EventState> QueryEvent(executor::Event) override { return executor::EventState::kDone; }
+  absl::StatusOr<double> ElapsedUs(executor::Event, executor::Event) override { return 0.0; }
+  bool IsCapturing(executor::Stream) override { return false; }
+
+ private:
+  uintptr_t events_ = 0;
+};
+
+std::vector<std::string> Names(const std::vector<RecordingDevice::Op>& ops) {
+  std::vector<std::string> v;
+  for (const auto& op : ops) v.push_back(op.what);
+  return v;
+}
+
+TEST(NcclTransport, SyncOpEndsWithAKernelAfterTheCopyAndReturnsTheReducedWords) {
+  RecordingDevice dev;
+  executor::Stream user = reinterpret_cast<executor::Stream>(0x51);
+  {
+    NcclTransport t(&dev, [&](void* buf, void* stream) {
+      dev.ops.push_back({"allreduce", buf, 0, stream});
+      return ncclSuccess;
+    });
+    ASSERT_TRUE(t.Init().ok());
+    ASSERT_EQ(dev.device_allocs.size(), 1u);
+    const char* base = dev.device_allocs[0].first;
+    const size_t payload = coordinator::kPayloadWords * sizeof(uint64_t);
+    const size_t slots_end = NcclTransport::kSlots * payload;
+
+    for (uint64_t id = 0; id < 2 * NcclTransport::kSlots; ++id) {
+      dev.ops.clear();
+      coordinator::Words w{};
+      for (size_t i = 0; i < w.size(); ++i) w[i] = id * 1000 + i;
+      ASSERT_TRUE(t.Issue(id, w, user).ok());
+      // Everything on the user's stream; the user's next kernel follows a memset, never the copy.
+      ASSERT_THAT(Names(dev.ops), ElementsAre("h2d", "allreduce", "d2h", "memset", "record"));
+      for (const auto& op : dev.ops) EXPECT_EQ(op.stream, user) << op.what;
+      // The memset writes past every slot's payload: it cannot touch a sync op's words.
+      const char* m = static_cast<const char*>(dev.ops[3].dst);
+      EXPECT_GE(m, base + slots_end);
+      EXPECT_LE(m + dev.ops[3].bytes, base + dev.device_allocs[0].second);
+      // The all-reduce and both copies use this sync's slot.
+      const char* slot = base + (id % NcclTransport::kSlots) * payload;
+      EXPECT_EQ(dev.ops[0].dst, slot);
+      EXPECT_EQ(dev.ops[1].dst, slot);
+      EXPECT_EQ(dev.ops[2].dst, slot);
+      coordinator::Words out{};
+      ASSERT_TRUE(t.Wait(id, &out, absl::Seconds(1)).ok());
+      EXPECT_EQ(out, w);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccltune
