@@ -1,15 +1,18 @@
 // coordinator: FakeHub, the in-process Transport for tests: n endpoints (usually one per thread) whose
 // contributions are combined by element-wise MAX, like the in-band all-reduce(MAX) of the real one.
+// Locks are std::mutex / std::condition_variable (pthread underneath), which ThreadSanitizer sees; it
+// cannot see the lock operations of an absl::Mutex from an Abseil not built with it.
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "coordinator/coordinator.hpp"
 
 namespace ccltune::coordinator {
@@ -25,7 +28,7 @@ struct HubState {
   };
   explicit HubState(int n) : n(n) {}
 
-  Sync& Get(uint64_t sync_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  Sync& Get(uint64_t sync_id) {  // mu held
     Sync& s = syncs[sync_id];
     if (s.contributed.empty()) {
       s.contributed.assign(n, false);
@@ -35,10 +38,10 @@ struct HubState {
   }
 
   const int n;
-  absl::Mutex mu;
-  absl::CondVar complete;  // signalled when a sync has all n contributions
-  std::map<uint64_t, Sync> syncs ABSL_GUARDED_BY(mu);
-  std::set<std::pair<int, uint64_t>> drops ABSL_GUARDED_BY(mu);
+  std::mutex mu;                     // guards syncs and drops
+  std::condition_variable complete;  // notified when a sync has all n contributions
+  std::map<uint64_t, Sync> syncs;
+  std::set<std::pair<int, uint64_t>> drops;
 };
 
 class FakeEndpoint final : public Transport {
@@ -47,7 +50,7 @@ class FakeEndpoint final : public Transport {
 
   absl::Status Issue(uint64_t sync_id, const Words& contribution, void* /*stream*/) override {
     if (absl::Status s = CheckRank(); !s.ok()) return s;
-    absl::MutexLock lock(&shared_->mu);
+    std::scoped_lock lock(shared_->mu);
     if (shared_->drops.erase({rank_, sync_id}) > 0) return absl::OkStatus();  // injected fault: lost
     HubState::Sync& s = shared_->Get(sync_id);
     if (s.contributed[rank_]) {
@@ -55,20 +58,19 @@ class FakeEndpoint final : public Transport {
     }
     s.contributed[rank_] = true;
     for (int i = 0; i < kPayloadWords; ++i) s.reduced[i] = std::max(s.reduced[i], contribution[i]);
-    if (++s.contributions == shared_->n) shared_->complete.SignalAll();
+    if (++s.contributions == shared_->n) shared_->complete.notify_all();
     return absl::OkStatus();
   }
 
   absl::Status Wait(uint64_t sync_id, Words* reduced, absl::Duration timeout) override {
     if (absl::Status s = CheckRank(); !s.ok()) return s;
-    const absl::Time deadline = absl::Now() + timeout;
-    absl::MutexLock lock(&shared_->mu);
-    while (shared_->Get(sync_id).contributions < shared_->n) {
-      if (shared_->complete.WaitWithDeadline(&shared_->mu, deadline) &&
-          shared_->Get(sync_id).contributions < shared_->n) {
-        return absl::DeadlineExceededError(
-            absl::StrCat("FakeHub: rank ", rank_, " waited ", absl::FormatDuration(timeout), " for sync ", sync_id));
-      }
+    std::unique_lock lock(shared_->mu);
+    auto complete = [&] { return shared_->Get(sync_id).contributions >= shared_->n; };
+    // A year stands for an infinite timeout: steady_clock::now() + nanoseconds::max() would overflow.
+    const auto wait = absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365)));
+    if (!shared_->complete.wait_for(lock, wait, complete)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("FakeHub: rank ", rank_, " waited ", absl::FormatDuration(timeout), " for sync ", sync_id));
     }
     auto it = shared_->syncs.find(sync_id);
     *reduced = it->second.reduced;
@@ -104,7 +106,7 @@ std::unique_ptr<Transport> FakeHub::Endpoint(int rank) { return std::make_unique
 
 // One-shot: the next contribution of `rank` to `sync_id` is lost (the others then wait on it).
 void FakeHub::DropContribution(int rank, uint64_t sync_id) {
-  absl::MutexLock lock(&shared_->mu);
+  std::scoped_lock lock(shared_->mu);
   shared_->drops.insert({rank, sync_id});
 }
 

@@ -3,7 +3,7 @@
 # NCCL headers come from the CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda} (not installed here).
 set -euo pipefail
 pkgs=(cmake g++ make libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-      libopenmpi-dev openmpi-bin clang-format gnuplot-nox python3 spin clang libclang-rt-dev)
+      libopenmpi-dev openmpi-bin clang-format gnuplot-nox python3 spin clang libclang-rt-dev llvm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

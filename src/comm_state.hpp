@@ -41,7 +41,7 @@ class NcclTransport : public coordinator::Transport {
   absl::Status Issue(uint64_t sync_id, const coordinator::Words& contribution, void* stream) override;
   absl::Status Wait(uint64_t sync_id, coordinator::Words* reduced, absl::Duration timeout) override;
   // Abort: never wait on anything, leak the device buffers (the context may be broken).
-  void Leak() { leaked_ = true; }
+  void Leak();
 
  private:
   executor::Device* device_;

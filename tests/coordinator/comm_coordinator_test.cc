@@ -100,7 +100,9 @@ TEST(CommCoordinator, SingleRankFollowsTheScheduleCallByCall) {
 class CannotTune : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
 
 TEST_P(CannotTune, EveryRankStopsAtTheSameUnit) {
-  const auto [raiser, raise_before_unit] = GetParam();
+  // Not a structured binding: clang 14 (the sanitizer builds) cannot capture one in a lambda.
+  const int raiser = std::get<0>(GetParam());
+  const uint64_t raise_before_unit = std::get<1>(GetParam());
   RunOptions o;
   o.before_unit_complete = [&](int rank, uint64_t unit, CommCoordinator& c) {
     if (rank == raiser && unit == raise_before_unit) c.RaiseCannotTune();

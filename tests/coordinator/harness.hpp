@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "coordinator/coordinator.hpp"
 

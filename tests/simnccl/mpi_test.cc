@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "test_tuner_stats.hpp"
+
 extern "C" {
 void simncclSetMoveData(int on);
 long long simncclMovedCalls(void);
@@ -334,18 +336,13 @@ static void ModeVtime(ncclComm_t comm) {
   CHECK(simncclMismatchCount() == 0, "mismatches");
 }
 
-struct TunerStats {
-  long inits, finalizes, collInfos, chunkCalls, lastNumPipeOps, lastFunc;
-  unsigned long lastNBytes, lastChunkNBytes, lastValidMask;
-};
-
 static void ModePlugin(ncclComm_t comm) {
   const char* plug = std::getenv("NCCL_TUNER_PLUGIN");
   void* lib = dlopen(plug, RTLD_NOW | RTLD_NOLOAD);
   if (!lib) lib = dlopen((std::string("libnccl-tuner-") + plug + ".so").c_str(), RTLD_NOW | RTLD_NOLOAD);
   CHECK(lib != nullptr, "plugin %s not loaded by simnccl", plug);
   if (!lib) return;
-  auto stats = ((const TunerStats* (*)())dlsym(lib, "simtunerStats"))();
+  const SimTunerStats* stats = reinterpret_cast<SimTunerStatsFn>(dlsym(lib, "simtunerStats"))();
   const char* ver = std::getenv("SIMNCCL_VERSION");
   bool v6 = ver && std::atoi(ver) >= 23000;
   CHECK(stats->inits == 1, "init calls %ld", stats->inits);

@@ -151,6 +151,22 @@ struct TunerPlugin {
   ncclTuner_v6_t* v6 = nullptr;
 };
 
+// Every call into the tuner plugin goes through CallPlugin. A plugin declares the ABI from its own copy of
+// the header, as real NCCL plugins do (ccltune's src/tuner_abi.h names its types ccltune* and passes the
+// collective as int where this header has the ncclFunc_t enum), so the C++ function types differ by name
+// while the C ABI is the same (abi_compat_check.cc checks that at compile time). clang's
+// -fsanitize=function compares those names and would report every plugin call of the sanitizer builds:
+// it is off here, and only here.
+#if defined(__clang__)
+#define SIMNCCL_NO_SANITIZE_FUNCTION __attribute__((no_sanitize("function")))
+#else
+#define SIMNCCL_NO_SANITIZE_FUNCTION
+#endif
+template <typename Fn, typename... Args>
+SIMNCCL_NO_SANITIZE_FUNCTION ncclResult_t CallPlugin(Fn fn, Args... args) {
+  return fn(args...);
+}
+
 void TunerLog(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
   if (level > NCCL_LOG_WARN && !std::getenv("SIMNCCL_DEBUG")) return;
   va_list ap;
@@ -428,13 +444,13 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   if (t.version == 6) {
     ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
     ncclTunerConstants_v5_t consts{};
-    rc = t.v6->init(&comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
   } else if (t.version == 5) {
     ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
     ncclTunerConstants_v5_t consts{};
-    rc = t.v5->init(&comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
   } else if (t.version == 4) {
-    rc = t.v4->init(nranks, 1, TunerLog, &comm->tunerCtx);
+    rc = CallPlugin(t.v4->init, nranks, 1, TunerLog, &comm->tunerCtx);
   }
   if (rc != ncclSuccess) return Fail(rc, "tuner plugin %s init failed (%d)", t.name, (int)rc);
   *out = comm;
@@ -445,9 +461,9 @@ void Release(ncclComm* comm, bool callFinalize) {
   if (!comm) return;
   TunerPlugin& t = RT().tuner;
   if (callFinalize && comm->tunerCtx) {
-    if (t.version == 6) t.v6->finalize(comm->tunerCtx);
-    if (t.version == 5) t.v5->finalize(comm->tunerCtx);
-    if (t.version == 4) t.v4->destroy(comm->tunerCtx);
+    if (t.version == 6) CallPlugin(t.v6->finalize, comm->tunerCtx);
+    if (t.version == 5) CallPlugin(t.v5->finalize, comm->tunerCtx);
+    if (t.version == 4) CallPlugin(t.v4->destroy, comm->tunerCtx);
   }
   comm->hdr->released.fetch_add(1);
   munmap(comm->hdr, comm->mapBytes);
@@ -735,8 +751,8 @@ ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, sim
   int nChannels = 0;
   ncclResult_t rc;
   auto fn = t.version == 6 ? t.v6->getCollInfo : t.version == 5 ? t.v5->getCollInfo : t.v4->getCollInfo;
-  rc = fn(comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table, simnccl::kNumAlgos, simnccl::kNumProtos,
-          0, &nChannels);
+  rc = CallPlugin(fn, comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table, simnccl::kNumAlgos,
+                  simnccl::kNumProtos, 0, &nChannels);
   unsigned validMask = 0;
   for (int a = 0; a < simnccl::kNumAlgos; a++)
     for (int p = 0; p < simnccl::kNumProtos; p++)
@@ -761,7 +777,7 @@ ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, sim
     for (int s = 0; s < cfg->nc; s++) {
       size_t slice = nBytes / cfg->nc + ((size_t)s < nBytes % cfg->nc ? 1 : 0);
       size_t chunk = defChunk;
-      rc = t.v6->getChunkSize(comm->tunerCtx, (ncclFunc_t)coll, slice, cfg->algo, cfg->proto, 1, &chunk);
+      rc = CallPlugin(t.v6->getChunkSize, comm->tunerCtx, (ncclFunc_t)coll, slice, cfg->algo, cfg->proto, 1, &chunk);
       if (rc != ncclSuccess) return Fail(rc, "tuner getChunkSize returned %d: the collective fails", (int)rc);
       chunk = std::min(chunk, simnccl::ProtoMaxChunk(cfg->proto));
       rt.Trace("getChunkSize func %d nBytes %zu algo %d proto %d nChannels 1 -> chunk %zu", coll, slice, cfg->algo,

@@ -4,15 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "test_tuner_stats.hpp"
 #include "tuner_abi.h"
 
 namespace {
-struct Stats {
-  long inits, finalizes, collInfos, chunkCalls;
-  long lastNumPipeOps, lastFunc;
-  unsigned long lastNBytes, lastChunkNBytes, lastValidMask;
-};
-Stats g;
+SimTunerStats g;
 int Rank() {
   const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
   return r ? std::atoi(r) : 0;
@@ -54,7 +50,7 @@ ncclResult_t Finalize(void*) {
 }  // namespace
 
 extern "C" {
-__attribute__((visibility("default"))) const Stats* simtunerStats() { return &g; }
+__attribute__((visibility("default"))) const SimTunerStats* simtunerStats() { return &g; }
 #ifndef SIMTUNER_NO_V6
 __attribute__((visibility("default")))
 ncclTuner_v6_t ncclTunerPlugin_v6 = {"simtest", Init, GetCollInfo, Finalize, GetChunkSize};
