@@ -48,7 +48,7 @@ void Leader::OnSample(uint64_t workload, const Config& config, double us, bool s
   if (!scheduled && s.state() != optimizer::State::kConverged) return;
   const bool was_converged = s.state() == optimizer::State::kConverged;
   s.AddSample(config, us);
-  if (!was_converged && s.state() == optimizer::State::kConverged && LogEnabled(LogLevel::kTrace, Subsys::kOpt)) {
+  if (!was_converged && s.state() == optimizer::State::kConverged) {
     CCLTUNE_TRACE(kOpt, "search of %016x done: %s", workload, s.Describe().c_str());
   }
 }

@@ -25,6 +25,13 @@ void Log(LogLevel level, Subsys subsys, const absl::FormatSpec<Args...>& fmt, co
 
 }  // namespace ccltune
 
-#define CCLTUNE_WARN(sub, ...) ::ccltune::Log(::ccltune::LogLevel::kWarn, ::ccltune::Subsys::sub, __VA_ARGS__)
-#define CCLTUNE_INFO(sub, ...) ::ccltune::Log(::ccltune::LogLevel::kInfo, ::ccltune::Subsys::sub, __VA_ARGS__)
-#define CCLTUNE_TRACE(sub, ...) ::ccltune::Log(::ccltune::LogLevel::kTrace, ::ccltune::Subsys::sub, __VA_ARGS__)
+// The arguments are evaluated only when the line is printed: a ToString() in a TRACE on the tuner's per-call
+// path costs nothing while tracing is off.
+#define CCLTUNE_LOG_AT(level, sub, ...)                           \
+  do {                                                            \
+    if (::ccltune::LogEnabled(level, ::ccltune::Subsys::sub))     \
+      ::ccltune::Log(level, ::ccltune::Subsys::sub, __VA_ARGS__); \
+  } while (0)
+#define CCLTUNE_WARN(sub, ...) CCLTUNE_LOG_AT(::ccltune::LogLevel::kWarn, sub, __VA_ARGS__)
+#define CCLTUNE_INFO(sub, ...) CCLTUNE_LOG_AT(::ccltune::LogLevel::kInfo, sub, __VA_ARGS__)
+#define CCLTUNE_TRACE(sub, ...) CCLTUNE_LOG_AT(::ccltune::LogLevel::kTrace, sub, __VA_ARGS__)
