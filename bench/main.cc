@@ -613,15 +613,16 @@ bool LaunchedAsRankZero() {
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<Options> parsed = ParseOptions(args);
-  if (!parsed.ok() || parsed->help) {
-    if (LaunchedAsRankZero()) {
-      if (parsed.ok()) {
-        std::fputs(Usage().c_str(), stdout);
-      } else {
-        std::fprintf(stderr, "ccltune-bench: %s (--help for usage)\n", std::string(parsed.status().message()).c_str());
-      }
-    }
-    return parsed.ok() ? 0 : 2;
+  if (parsed.ok() && parsed->help) {
+    if (LaunchedAsRankZero()) std::fputs(Usage().c_str(), stdout);
+    return 0;
+  }
+  if (!parsed.ok()) {
+    // Every rank says it: mpirun kills the others as soon as the first rank exits non-zero, so a message
+    // printed by rank 0 alone is lost whenever rank 0 starts last (seen under TSan in CI).
+    std::fprintf(stderr, "ccltune-bench: %s (--help for usage)\n", std::string(parsed.status().message()).c_str());
+    std::fflush(stderr);
+    return 2;
   }
 
   MPI_Init(&argc, &argv);
