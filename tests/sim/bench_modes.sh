@@ -9,14 +9,15 @@ mkdir -p "$out"
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 # run [PREFIX...] -- BENCH_ARGS...: the bench on 4 simulated ranks, each started through PREFIX if given.
+# env sets the preload for the bench alone: a sanitizer build's libccltune.so cannot load into PREFIX.
 run() {
   local prefix=()
   if [[ " $* " == *" -- "* ]]; then
     while [ "$1" != -- ]; do prefix+=("$1"); shift; done
     shift
   fi
-  mpirun -np 4 --oversubscribe "${root[@]}" -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH="$simdir:${LD_LIBRARY_PATH:-}" \
-    -x SIMNCCL_TIMEOUT_S=120 -x SIMNCCL_SEED=1 "${prefix[@]}" "$bench" "$@"
+  mpirun -np 4 --oversubscribe "${root[@]}" -x LD_LIBRARY_PATH="$simdir:${LD_LIBRARY_PATH:-}" \
+    -x SIMNCCL_TIMEOUT_S=120 -x SIMNCCL_SEED=1 "${prefix[@]}" env LD_PRELOAD="$lib" "$bench" "$@"
 }
 run -c allreduce -b 64K -e 64K --mode overhead --overhead-calls 100 --json "$out/overhead.json"
 # Rank 0 starts a second late, as a slow start under a sanitizer once made it: mpirun kills it as soon as
