@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 namespace simnccl {
 
@@ -257,6 +258,41 @@ class TableModel : public Model {
     if (d.algo >= 0) table[d.algo][d.proto] = std::max(0.001f, lowest * 0.99f);  // argmin = NCCL's own pick
   }
 };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Interference: the base model's landscape with a channel-count penalty (model.hpp).
+class InterferenceModel : public Model {
+ public:
+  InterferenceModel(std::unique_ptr<Model> base, double level) : base_(std::move(base)), level_(level) {}
+
+  bool Valid(int coll, int algo, int proto) const override { return base_->Valid(coll, algo, proto); }
+  double Duration(int coll, size_t nBytes, int nranks, const Config& cfg, int budget) const override {
+    // Without an override (or with nc 0) NCCL runs its own channel count: the default config's.
+    const bool own = cfg.algo < 0 || !Valid(coll, cfg.algo, cfg.proto) || cfg.nc <= 0;
+    const int nc = own ? DefaultConfig(coll, nBytes, nranks, budget).nc : std::clamp(cfg.nc, 1, budget);
+    return base_->Duration(coll, nBytes, nranks, cfg, budget) * Factor(nc);
+  }
+  double DefaultDuration(int coll, size_t nBytes, int nranks, int budget) const override {
+    return base_->DefaultDuration(coll, nBytes, nranks, budget) *
+           Factor(DefaultConfig(coll, nBytes, nranks, budget).nc);
+  }
+  Config DefaultConfig(int coll, size_t nBytes, int nranks, int budget) const override {
+    return base_->DefaultConfig(coll, nBytes, nranks, budget);
+  }
+  void CostTable(int coll, size_t nBytes, int nranks, int budget, float table[kNumAlgos][kNumProtos]) const override {
+    base_->CostTable(coll, nBytes, nranks, budget, table);
+  }
+
+ private:
+  double Factor(int nc) const { return 1 + level_ * nc / kInterferenceChannels; }
+  std::unique_ptr<Model> base_;
+  double level_;
+};
+
+std::unique_ptr<Model> WithInterference(std::unique_ptr<Model> base, double level) {
+  if (level <= 0) return base;
+  return std::make_unique<InterferenceModel>(std::move(base), level);
+}
 
 std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err) {
   std::ifstream in(path);

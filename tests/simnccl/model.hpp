@@ -57,6 +57,14 @@ std::unique_ptr<Model> MakeBuiltinModel();
 // Loads a table file; returns nullptr and sets *err on failure.
 std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err);
 
+// The interference knob (DESIGN §8): a compute load sharing the GPU that takes `level` (0 <= level < 1) of its
+// SM time. Each channel is one CTA that waits for an SM the load holds, so a call's duration is the base model's
+// times 1 + level * channels / 32: the more channels, the more the load costs (all 32: 1 + level). NCCL's cost
+// table and default pick are the base model's (real NCCL does not see the load either), so under load the
+// default stays where it was while the best config moves to fewer channels. level 0 returns `base` unchanged.
+inline constexpr double kInterferenceChannels = kMaxChannels;
+std::unique_ptr<Model> WithInterference(std::unique_ptr<Model> base, double level);
+
 // Multiplicative noise for call `seq` of the communicator with hash `commHash`: lognormal(sigma) with rare outliers.
 double NoiseFactor(unsigned long long seed, unsigned long long commHash, unsigned long long seq, double sigma);
 

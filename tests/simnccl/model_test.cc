@@ -1,8 +1,12 @@
-// Unit tests of the simnccl time model: known optimum, default's headroom at mid sizes, table loading/interpolation.
+// Unit tests of the simnccl time model: known optimum, default's headroom at mid sizes, table loading/interpolation,
+// the interference knob.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "model.hpp"
 
@@ -70,6 +74,40 @@ TEST(BuiltinModel, CostTableMarksInvalidAndPicksDefault) {
   m->CostTable(kAllReduce, 1 << 20, 4, 24, t);
   EXPECT_GE(t[0][2], 0);
   EXPECT_EQ(t[2][0], -1.0f);
+}
+
+// The interference knob moves the optimum to fewer channels, by exactly the documented factor, and leaves what
+// NCCL sees (cost table, default pick) as it was.
+TEST(Interference, MovesTheBestToFewerChannelsButNotNcclsPick) {
+  auto quiet = MakeBuiltinModel();
+  auto loaded = WithInterference(MakeBuiltinModel(), 0.5);
+  for (int coll : {kAllGather, kReduceScatter, kAllReduce}) {
+    for (size_t bytes : {size_t{4} << 20, size_t{16} << 20, size_t{64} << 20}) {
+      SCOPED_TRACE(std::string(CollName(coll)) + " " + std::to_string(bytes));
+      Model::Best q = quiet->Exhaustive(coll, bytes, 4, 24, false), l = loaded->Exhaustive(coll, bytes, 4, 24, false);
+      ASSERT_GE(q.cfg.nc, 1);
+      ASSERT_GE(l.cfg.nc, 1);
+      EXPECT_LT(l.cfg.nc, q.cfg.nc);
+      Config d = quiet->DefaultConfig(coll, bytes, 4, 24), dl = loaded->DefaultConfig(coll, bytes, 4, 24);
+      EXPECT_EQ(std::tie(d.algo, d.proto, d.nc), std::tie(dl.algo, dl.proto, dl.nc));
+      float tq[kNumAlgos][kNumProtos], tl[kNumAlgos][kNumProtos];
+      quiet->CostTable(coll, bytes, 4, 24, tq);
+      loaded->CostTable(coll, bytes, 4, 24, tl);
+      for (int a = 0; a < kNumAlgos; a++)
+        for (int p = 0; p < kNumProtos; p++) EXPECT_EQ(tq[a][p], tl[a][p]);
+      EXPECT_DOUBLE_EQ(loaded->DefaultDuration(coll, bytes, 4, 24),
+                       quiet->DefaultDuration(coll, bytes, 4, 24) * (1 + 0.5 * d.nc / 32));
+      const Config forced{1, 1, 6, 0}, own{1, 1, 0, 0};
+      EXPECT_DOUBLE_EQ(loaded->Duration(coll, bytes, 4, forced, 24),
+                       quiet->Duration(coll, bytes, 4, forced, 24) * (1 + 0.5 * 6 / 32.0));
+      EXPECT_DOUBLE_EQ(loaded->Duration(coll, bytes, 4, own, 24),
+                       quiet->Duration(coll, bytes, 4, own, 24) * (1 + 0.5 * d.nc / 32));
+    }
+  }
+  // Level 0 is the base model itself.
+  auto base = MakeBuiltinModel();
+  const Model* raw = base.get();
+  EXPECT_EQ(WithInterference(std::move(base), 0).get(), raw);
 }
 
 TEST(Noise, ReproducibleAndSpread) {

@@ -54,6 +54,7 @@ struct Settings {
   uint64_t driftAfter = 0;
   double driftFactor = 1;
   int driftAlgo = -1;
+  double interference = 0;  // SIMNCCL_INTERFERENCE: the compute load's share of SM time (model.hpp)
 
   static const char* Get(const char* n) { return std::getenv(n); }
   Settings() {
@@ -95,6 +96,15 @@ struct Settings {
         driftAfter = after, driftFactor = factor, driftAlgo = n == 3 ? algo : -1;
       } else {
         std::fprintf(stderr, "simnccl: WARN SIMNCCL_DRIFT=%s invalid (CALL,FACTOR[,ALGO]); no drift\n", v);
+      }
+    }
+    if (auto v = Get("SIMNCCL_INTERFERENCE")) {
+      char* end = nullptr;
+      double level = std::strtod(v, &end);
+      if (end != v && *end == 0 && level >= 0 && level < 1) {
+        interference = level;
+      } else {
+        std::fprintf(stderr, "simnccl: WARN SIMNCCL_INTERFERENCE=%s invalid (a level in [0, 1)); no interference\n", v);
       }
     }
   }
@@ -201,6 +211,7 @@ struct Runtime {
     } else {
       model = simnccl::MakeBuiltinModel();
     }
+    model = simnccl::WithInterference(std::move(model), env.interference);
     if (!env.trace.empty()) trace = std::fopen(env.trace.c_str(), "a");
   }
 

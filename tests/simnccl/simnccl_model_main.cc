@@ -1,9 +1,11 @@
 // simnccl-model: prints, per collective and size, the simulated NCCL's default time and the exhaustive best config.
 // Usage: simnccl-model [--coll all_reduce] [--sizes 1M,4M] [--nranks 4] [--budget 24] [--model FILE] [--chunk]
+//                      [--interference LEVEL]   (SIMNCCL_INTERFERENCE's landscape, model.hpp)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model.hpp"
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes;
   int nranks = 4, budget = 24;
   bool withChunk = false;
+  double interference = 0;
   std::string modelFile;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -60,10 +63,18 @@ int main(int argc, char** argv) {
       modelFile = next();
     } else if (a == "--chunk") {
       withChunk = true;
+    } else if (a == "--interference") {
+      std::string v = next();
+      char* end = nullptr;
+      interference = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != 0 || interference < 0 || interference >= 1) {
+        std::fprintf(stderr, "simnccl-model: --interference %s: a level in [0, 1)\n", v.c_str());
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
                    "usage: simnccl-model [--coll C]... [--sizes 1M,4M] [--nranks N] [--budget NC] "
-                   "[--model FILE] [--chunk]\n");
+                   "[--model FILE] [--chunk] [--interference LEVEL]\n");
       return 2;
     }
   }
@@ -80,6 +91,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  model = simnccl::WithInterference(std::move(model), interference);
   std::printf("%-15s %12s %10s %-12s %10s %-24s %7s\n", "collective", "bytes", "default_us", "default_cfg", "best_us",
               "best_cfg", "ratio");
   for (int c : colls)
