@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -292,6 +293,14 @@ class InterferenceModel : public Model {
 std::unique_ptr<Model> WithInterference(std::unique_ptr<Model> base, double level) {
   if (level <= 0) return base;
   return std::make_unique<InterferenceModel>(std::move(base), level);
+}
+
+bool ParseInterferenceLevel(const std::string& text, double* level) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != 0 || !(v >= 0 && v < 1)) return false;
+  *level = v;
+  return true;
 }
 
 std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err) {

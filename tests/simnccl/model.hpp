@@ -64,6 +64,8 @@ std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err)
 // default stays where it was while the best config moves to fewer channels. level 0 returns `base` unchanged.
 inline constexpr double kInterferenceChannels = kMaxChannels;
 std::unique_ptr<Model> WithInterference(std::unique_ptr<Model> base, double level);
+// Parses a level: a whole number in [0, 1). False (and *level untouched) for anything else.
+bool ParseInterferenceLevel(const std::string& text, double* level);
 
 // Multiplicative noise for call `seq` of the communicator with hash `commHash`: lognormal(sigma) with rare outliers.
 double NoiseFactor(unsigned long long seed, unsigned long long commHash, unsigned long long seq, double sigma);

@@ -104,6 +104,12 @@ TEST(Interference, MovesTheBestToFewerChannelsButNotNcclsPick) {
                        quiet->Duration(coll, bytes, 4, own, 24) * (1 + 0.5 * d.nc / 32));
     }
   }
+  double level = -1;
+  EXPECT_TRUE(ParseInterferenceLevel("0.25", &level));
+  EXPECT_EQ(level, 0.25);
+  for (const char* bad : {"", "1", "-0.1", "0.5x", "nan", "abc"})
+    EXPECT_FALSE(ParseInterferenceLevel(bad, &level)) << bad;
+  EXPECT_EQ(level, 0.25);
   // Level 0 is the base model itself.
   auto base = MakeBuiltinModel();
   const Model* raw = base.get();

@@ -99,11 +99,7 @@ struct Settings {
       }
     }
     if (auto v = Get("SIMNCCL_INTERFERENCE")) {
-      char* end = nullptr;
-      double level = std::strtod(v, &end);
-      if (end != v && *end == 0 && level >= 0 && level < 1) {
-        interference = level;
-      } else {
+      if (!simnccl::ParseInterferenceLevel(v, &interference)) {
         std::fprintf(stderr, "simnccl: WARN SIMNCCL_INTERFERENCE=%s invalid (a level in [0, 1)); no interference\n", v);
       }
     }

@@ -65,9 +65,7 @@ int main(int argc, char** argv) {
       withChunk = true;
     } else if (a == "--interference") {
       std::string v = next();
-      char* end = nullptr;
-      interference = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != 0 || interference < 0 || interference >= 1) {
+      if (!simnccl::ParseInterferenceLevel(v, &interference)) {
         std::fprintf(stderr, "simnccl-model: --interference %s: a level in [0, 1)\n", v.c_str());
         return 2;
       }
