@@ -9,9 +9,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD:-${repo}/build}"
 
-if [[ ! -f "${build}/CMakeCache.txt" ]]; then
-  cmake -S "${repo}" -B "${build}" >/dev/null
-fi
+bash "${repo}/scripts/configure.sh" "${build}"
 cmake --build "${build}" --target ccltune simnccl ccltune-bench -j2 >/dev/null
 
 mpi_args=(-np "${NP:-4}" --oversubscribe)

@@ -27,6 +27,12 @@ bool KeyLess(const Entry& a, const Entry& b) {
 
 }  // namespace
 
+bool Supersedes(const Entry& a, const Entry& b) {
+  // A final answer beats a search in progress whatever their sample counts: import skips the latter.
+  if (internal::IsFinal(a.state) != internal::IsFinal(b.state)) return internal::IsFinal(a.state);
+  return a.samples > b.samples;
+}
+
 std::string_view StateName(WorkloadState s) {
   const int i = static_cast<int>(s);
   return (i >= 0 && i < static_cast<int>(kStateNames.size())) ? kStateNames[i] : std::string_view("?");
@@ -101,7 +107,7 @@ std::vector<std::pair<Fingerprint, std::vector<Entry>>> MergeByFingerprint(const
       auto [it, inserted] = index[b].try_emplace(e.key.Hash(), out[b].second.size());
       if (inserted) {
         out[b].second.push_back(e);
-      } else if (e.samples > out[b].second[it->second].samples) {
+      } else if (Supersedes(e, out[b].second[it->second])) {
         out[b].second[it->second] = e;
       }
     }
@@ -116,12 +122,14 @@ std::string OneLine(std::string s) {
   return s;
 }
 
-absl::StatusOr<std::string> ReadImportFile(const std::string& path) {
+absl::StatusOr<std::string> ReadImportFile(const std::string& path) { return ReadFileNamed(path, "import file"); }
+
+absl::StatusOr<std::string> ReadFileNamed(const std::string& path, std::string_view what) {
   auto unreadable = [&](int err) {
     if (err == ENOENT || err == ENOTDIR)
-      return absl::NotFoundError(OneLine(Cat("ccltune: import file ", path, " not found")));
+      return absl::NotFoundError(OneLine(Cat("ccltune: ", what, " ", path, " not found")));
     return absl::Status(absl::ErrnoToStatusCode(err),
-                        OneLine(Cat("ccltune: import file ", path, " cannot be read: ", std::strerror(err))));
+                        OneLine(Cat("ccltune: ", what, " ", path, " cannot be read: ", std::strerror(err))));
   };
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return unreadable(errno);

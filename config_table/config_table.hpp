@@ -119,6 +119,10 @@ struct CsvRule {
   int reg_buff = -1;
   int line = 0;  // 1-based line in the file
 };
+// One line of that CSV (no newline): all ten fields, channels 0 written as -1; and a whole file, the
+// two comment lines ToCsv(ExportSet) starts with and one line per rule, in the order given.
+std::string CsvLine(const CsvRule& rule);
+std::string ToCsv(const std::vector<CsvRule>& rules);
 // Strict like the JSON import: a line must have 8 to 10 comma-separated fields (numPipeOps and
 // regBuff may be left out, meaning -1), known spellings (never a silent default), numbers in range;
 // '#' lines and blank lines are skipped. DataLoss naming the file and the line otherwise.
@@ -132,5 +136,48 @@ absl::StatusOr<std::vector<CsvRule>> ImportCsv(const std::string& path, int nran
 // -1 or 1. ccltune cannot know whether NCCL registered the buffer, so only lines with regBuff -1
 // apply. nullopt: no line applies (NCCL's default, or ccltune's own tuning).
 std::optional<Config> MatchCsv(const std::vector<CsvRule>& rules, const CallDesc& call, int nranks, int nnodes);
+
+// ---- Whole files, as the ccltune command-line tool reads them ----
+
+// The merge rule of two entries of one workload key under one fingerprint (export, `ccltune merge`):
+// `a` replaces `b` when `a` is final (converged, imported) and `b` is not, or when they are alike in
+// that and `a` has more samples; otherwise `b` stays (a tie keeps the earlier one).
+bool Supersedes(const Entry& a, const Entry& b);
+
+// Every block and every workload of a JSON export, in any state, with its statistics and the
+// informative fields (nccl_choice, valid_subspaces), checked as strictly as ParseJson; no fingerprint
+// filter and no merge. Errors as ParseJson's, prefixed "ccltune: <source_name>".
+absl::StatusOr<ExportSet> ParseExport(const std::string& text, const std::string& source_name);
+absl::StatusOr<ExportSet> ReadExport(const std::string& path);
+
+// Every problem of a file, one line each ("<source_name>: <where>: <what>"), empty when there is none:
+// each bad field of each workload (not only the first), a syntax error or another schema (then only
+// that line), duplicate keys in a block, a config outside its recorded valid_subspaces, and, with `fp`,
+// a file no block of which an import into a run of `fp` would use (the import's fingerprint rule).
+std::vector<std::string> ValidateJson(const std::string& text, const std::string& source_name,
+                                      const Fingerprint* fp = nullptr);
+// The same for NCCL's example-tuner CSV: each line that does not parse (ParseCsv's reasons), and with
+// nranks/nnodes above 0, a file with lines but none for that communicator (ImportCsv's rule).
+std::vector<std::string> ValidateCsv(const std::string& text, const std::string& source_name, int nranks = 0,
+                                     int nnodes = 0);
+
+// The tuned table as people read it: the exit summary of a communicator and `ccltune show`. One header
+// line and one line per entry, by collective, dtype, op and size: collective, bytes (nccl-tests' size: the output of
+// an all-gather, the input of a reduce-scatter, the buffer otherwise; a group's total), dtype, op,
+// NCCL's default (its own algorithm/protocol pick from the cost table; its own channel count), its
+// median time, the tuned config as NCCL runs it (an algorithm/protocol NCCL would not accept for the
+// call, or one NCCL_ALGO/NCCL_PROTO overrides, shows as NCCL's), its median time, the speed-up, the
+// samples and the state; then one legend line if a config came from an import. Each line starts with
+// `indent`; no line ends with a newline except between lines.
+struct TableOptions {
+  int nranks = 1;
+  bool nccl_env_forces_algo = false;  // NCCL_ALGO or NCCL_PROTO set: ccltune leaves algorithm/protocol alone
+  std::string indent = "  ";
+};
+std::string FormatTable(const std::vector<Entry>& entries, const TableOptions& options);
+// nccl-tests' size of a workload (as the table's bytes column).
+uint64_t DisplayBytes(const WorkloadKey& key, int nranks);
+// The config as NCCL runs it, as the table's tuned column writes it.
+std::string RunConfigText(const Entry& e, bool nccl_env_forces_algo);
 
 }  // namespace ccltune::config_table

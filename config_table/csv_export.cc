@@ -42,12 +42,28 @@ using internal::kCsvColl;
 using internal::kCsvProto;
 
 struct Row {
-  std::string line;
+  CsvRule rule;
   uint64_t samples = 0;
   std::string key;
 };
 
 }  // namespace
+
+std::string CsvLine(const CsvRule& r) {
+  const int coll = static_cast<int>(r.coll);
+  return internal::Cat(kCsvColl[coll], ",", r.min_bytes, ",", r.max_bytes, ",", kCsvAlgo[r.config.algo], ",",
+                       kCsvProto[r.config.proto], ",", r.config.channels > 0 ? r.config.channels : -1, ",", r.nnodes,
+                       ",", r.nranks, ",", r.num_pipe_ops, ",", r.reg_buff);
+}
+
+std::string ToCsv(const std::vector<CsvRule>& rules) {
+  std::string out = internal::Cat("# ccltune ", CCLTUNE_VERSION_STRING,
+                                  " export for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n",
+                                  "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
+                                  "numPipeOps,regBuff\n");
+  for (const CsvRule& r : rules) out += CsvLine(r) + "\n";
+  return out;
+}
 
 std::string ToCsv(const ExportSet& set) {
   // (nNodes, nRanks, collective, nBytes) -> row; the map's order is the file's order.
@@ -61,8 +77,11 @@ std::string ToCsv(const ExportSet& set) {
       const uint64_t nbytes = NcclTunerBytes(call, fp.nranks);
       const int coll = static_cast<int>(call.coll);
       Row row;
-      row.line = internal::Cat(kCsvColl[coll], ",", nbytes, ",", nbytes, ",", kCsvAlgo[c.algo], ",", kCsvProto[c.proto],
-                               ",", c.channels > 0 ? c.channels : -1, ",", fp.nnodes, ",", fp.nranks, ",-1,-1\n");
+      row.rule.coll = call.coll;
+      row.rule.min_bytes = row.rule.max_bytes = nbytes;
+      row.rule.config = Config{c.algo, c.proto, c.channels, 0};
+      row.rule.nnodes = fp.nnodes;
+      row.rule.nranks = fp.nranks;
       row.samples = e.samples;
       row.key = e.key.ToString();
       auto [it, inserted] = rows.try_emplace({fp.nnodes, fp.nranks, coll, nbytes}, row);
@@ -72,12 +91,9 @@ std::string ToCsv(const ExportSet& set) {
       }
     }
   }
-  std::string out = internal::Cat("# ccltune ", CCLTUNE_VERSION_STRING,
-                                  " export for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n",
-                                  "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
-                                  "numPipeOps,regBuff\n");
-  for (const auto& [k, row] : rows) out += row.line;
-  return out;
+  std::vector<CsvRule> lines;
+  for (const auto& [k, row] : rows) lines.push_back(row.rule);
+  return ToCsv(lines);
 }
 
 }  // namespace ccltune::config_table

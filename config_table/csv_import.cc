@@ -88,10 +88,9 @@ bool ForThisComm(const CsvRule& r, int nranks, int nnodes) {
   return (r.nranks == -1 || r.nranks == nranks) && (r.nnodes == -1 || r.nnodes == nnodes);
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<CsvRule>> ParseCsv(const std::string& text, const std::string& source_name) {
-  std::vector<CsvRule> rules;
+// Calls `on_line(number, line)` for every line that is neither blank nor a comment.
+template <typename Fn>
+void ForEachLine(const std::string& text, Fn&& on_line) {
   std::string_view rest(text);
   int number = 0;
   while (!rest.empty()) {
@@ -100,14 +99,46 @@ absl::StatusOr<std::vector<CsvRule>> ParseCsv(const std::string& text, const std
     rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
     ++number;
     if (line.empty() || line.front() == '#') continue;
+    if (!on_line(number, line)) return;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<CsvRule>> ParseCsv(const std::string& text, const std::string& source_name) {
+  std::vector<CsvRule> rules;
+  absl::Status status;
+  ForEachLine(text, [&](int number, std::string_view line) {
     try {
       rules.push_back(ParseLine(line, number));
+      return true;
     } catch (const BadLine& e) {
-      return absl::DataLossError(internal::OneLine(
+      status = absl::DataLossError(internal::OneLine(
           internal::Cat("ccltune: import file ", source_name, " does not parse: line ", number, ": ", e.what)));
+      return false;
     }
-  }
+  });
+  if (!status.ok()) return status;
   return rules;
+}
+
+std::vector<std::string> ValidateCsv(const std::string& text, const std::string& source_name, int nranks, int nnodes) {
+  std::vector<std::string> problems;
+  int lines = 0, for_comm = 0;
+  ForEachLine(text, [&](int number, std::string_view line) {
+    ++lines;
+    try {
+      if (ForThisComm(ParseLine(line, number), nranks, nnodes)) ++for_comm;
+    } catch (const BadLine& e) {
+      problems.push_back(internal::OneLine(internal::Cat(source_name, ": line ", number, ": ", e.what)));
+    }
+    return true;
+  });
+  if (nranks > 0 && nnodes > 0 && lines > 0 && problems.empty() && for_comm == 0) {
+    problems.push_back(internal::OneLine(internal::Cat(source_name, ": no line for nRanks ", nranks, ", nNodes ",
+                                                       nnodes, "; an import into that run would ignore the file")));
+  }
+  return problems;
 }
 
 absl::StatusOr<std::vector<CsvRule>> ImportCsv(const std::string& path, int nranks, int nnodes) {

@@ -33,6 +33,9 @@
 #include <ctime>
 #include <limits>
 #include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -235,45 +238,106 @@ Config ParseConfig(const json& w, const std::string& at, int channel_budget) {
   return cfg;
 }
 
-struct ParsedWorkload {
-  ImportedWorkload w;
-  WorkloadState state;
-  uint64_t samples;
-};
+// Problems found while reading a document. Null: the first one throws (import, ParseExport: a file is
+// all or nothing). Set: each is recorded and the reader goes on with the next field (ValidateJson).
+using Problems = std::vector<std::string>;
+
+// Runs `read` (which throws BadField on a bad field); false when it threw and `problems` took the message.
+template <typename Fn>
+bool Attempt(Problems* problems, Fn&& read) {
+  if (problems == nullptr) {
+    read();
+    return true;
+  }
+  try {
+    read();
+    return true;
+  } catch (const BadField& e) {
+    problems->push_back(e.what);
+    return false;
+  }
+}
+
+// "ring/simple" -> (algo, proto), as nccl_choice and valid_subspaces write them.
+std::pair<int, int> ParseSubspace(const json& v, const std::string& at) {
+  if (!v.is_string()) Bad(at, "expected a string \"algorithm/protocol\"");
+  const std::string s = v.get<std::string>();
+  const size_t slash = s.find('/');
+  const auto algo = slash == std::string::npos ? std::nullopt : ParseAlgo(s.substr(0, slash));
+  const auto proto = slash == std::string::npos ? std::nullopt : ParseProto(s.substr(slash + 1));
+  if (!algo || !proto || *algo < 0 || *proto < 0) Bad(at, internal::Cat("unknown subspace \"", s, "\""));
+  return {*algo, *proto};
+}
+
+// The informative fields: not required, but checked when present (a typo there is still a typo).
+SubspaceSet ParseSubspaces(const json& w, const std::string& at) {
+  SubspaceSet s;
+  if (auto it = w.find("valid_subspaces"); it != w.end()) {
+    if (!it->is_array()) Bad(at + ".valid_subspaces", "expected an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const auto [a, p] = ParseSubspace((*it)[i], internal::Cat(at, ".valid_subspaces[", i, "]"));
+      s.valid_mask |= 1u << (a * kNumProtos + p);
+    }
+  }
+  if (auto it = w.find("nccl_choice"); it != w.end() && !it->is_null()) {
+    std::tie(s.nccl_algo, s.nccl_proto) = ParseSubspace(*it, at + ".nccl_choice");
+  }
+  return s;
+}
 
 struct ParsedBlock {
   Fingerprint fp;
-  std::vector<ParsedWorkload> workloads;
+  std::vector<Entry> workloads;
 };
 
-std::vector<ParsedBlock> ParseDocument(const json& doc) {
+// A workload, every field read even after a bad one when problems are collected; nullopt if any was bad.
+std::optional<Entry> ParseWorkload(const json& w, const std::string& wat, int channel_budget, Problems* problems) {
+  if (!Attempt(problems, [&] {
+        if (!w.is_object()) Bad(wat, "expected an object");
+      })) {
+    return std::nullopt;
+  }
+  Entry e;
+  bool ok = Attempt(problems, [&] { e.key = ParseKey(w, wat); });
+  ok &= Attempt(problems, [&] { e.config = ParseConfig(w, wat, channel_budget); });
+  ok &= Attempt(problems, [&] {
+    const std::string state = String(w, wat, "state");
+    const auto parsed_state = internal::ParseState(state);
+    if (!parsed_state) Bad(wat + ".state", internal::Cat("unknown state \"", state, "\""));
+    e.state = *parsed_state;
+  });
+  ok &= Attempt(problems, [&] { e.default_us = Micros(w, wat, "default_us"); });
+  ok &= Attempt(problems, [&] { e.tuned_us = Micros(w, wat, "tuned_us"); });
+  ok &= Attempt(problems, [&] { e.samples = Unsigned(w, wat, "samples"); });
+  ok &= Attempt(problems, [&] { e.calls = Unsigned(w, wat, "calls"); });
+  ok &= Attempt(problems, [&] { e.converge_calls = Unsigned(w, wat, "converge_calls"); });
+  ok &= Attempt(problems, [&] { e.subspaces = ParseSubspaces(w, wat); });
+  if (!ok) return std::nullopt;
+  return e;
+}
+
+std::vector<ParsedBlock> ParseDocument(const json& doc, Problems* problems) {
   std::vector<ParsedBlock> blocks;
-  const json& configs = Array(doc, "document", "configs");
-  for (size_t b = 0; b < configs.size(); ++b) {
+  const json* configs = nullptr;
+  if (!Attempt(problems, [&] { configs = &Array(doc, "document", "configs"); })) return blocks;
+  for (size_t b = 0; b < configs->size(); ++b) {
     const std::string at = internal::Cat("configs[", b, "]");
-    if (!configs[b].is_object()) Bad(at, "expected an object");
-    ParsedBlock block;
-    block.fp = ParseFingerprint(configs[b], at);
-    const json& workloads = Array(configs[b], at, "workloads");
-    for (size_t i = 0; i < workloads.size(); ++i) {
-      const std::string wat = internal::Cat(at, ".workloads[", i, "]");
-      const json& w = workloads[i];
-      if (!w.is_object()) Bad(wat, "expected an object");
-      ParsedWorkload pw;
-      pw.w.key = ParseKey(w, wat);
-      pw.w.config = ParseConfig(w, wat, block.fp.channel_budget);
-      const std::string state = String(w, wat, "state");
-      const auto parsed_state = internal::ParseState(state);
-      if (!parsed_state) Bad(wat + ".state", internal::Cat("unknown state \"", state, "\""));
-      pw.state = *parsed_state;
-      pw.w.default_us = Micros(w, wat, "default_us");
-      pw.w.tuned_us = Micros(w, wat, "tuned_us");
-      pw.samples = Unsigned(w, wat, "samples");
-      Unsigned(w, wat, "calls");
-      Unsigned(w, wat, "converge_calls");
-      block.workloads.push_back(std::move(pw));
+    const json& block_json = (*configs)[b];
+    if (!Attempt(problems, [&] {
+          if (!block_json.is_object()) Bad(at, "expected an object");
+        })) {
+      continue;
     }
-    blocks.push_back(std::move(block));
+    ParsedBlock block;
+    const bool fp_ok = Attempt(problems, [&] { block.fp = ParseFingerprint(block_json, at); });
+    const json* workloads = nullptr;
+    if (!Attempt(problems, [&] { workloads = &Array(block_json, at, "workloads"); })) continue;
+    for (size_t i = 0; i < workloads->size(); ++i) {
+      const std::string wat = internal::Cat(at, ".workloads[", i, "]");
+      std::optional<Entry> e = ParseWorkload((*workloads)[i], wat, block.fp.channel_budget, problems);
+      if (e) block.workloads.push_back(std::move(*e));
+    }
+    if (fp_ok) blocks.push_back(std::move(block));
   }
   return blocks;
 }
@@ -313,9 +377,12 @@ std::string ToJson(const ExportSet& set) {
   return doc.dump(2, ' ', /*ensure_ascii=*/false, ojson::error_handler_t::replace) + "\n";
 }
 
-absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text, const Fingerprint& fp,
-                                                        const std::string& source_name) {
-  const std::string prefix = internal::Cat("ccltune: import file ", source_name);
+namespace {
+
+// The document's header (schema, informative strings) and blocks. A syntax error or a bad header is
+// returned as a status; field problems throw BadField (problems null) or are collected.
+absl::StatusOr<std::vector<ParsedBlock>> ReadDocument(const std::string& text, const std::string& prefix,
+                                                      Problems* problems) {
   auto data_loss = [&](std::string_view reason) {
     return absl::DataLossError(OneLine(internal::Cat(prefix, " does not parse: ", reason)));
   };
@@ -325,7 +392,6 @@ absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text,
   } catch (const json::exception& e) {
     return data_loss(e.what());
   }
-  std::vector<ParsedBlock> blocks;
   try {
     if (!doc.is_object()) Bad("document", "expected an object");
     const json& schema = Field(doc, "document", "schema");
@@ -335,35 +401,46 @@ absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text,
           OneLine(internal::Cat(prefix, " has schema ", schema.dump(), ", expected ", kSchemaVersion)));
     }
     for (const char* name : {"producer", "written_at"}) {
-      auto it = doc.find(name);
-      if (it != doc.end() && !it->is_string()) Bad(name, "expected a string");
+      Attempt(problems, [&] {
+        auto it = doc.find(name);
+        if (it != doc.end() && !it->is_string()) Bad(name, "expected a string");
+      });
     }
-    blocks = ParseDocument(doc);
+    return ParseDocument(doc, problems);
   } catch (const BadField& e) {
     return data_loss(e.what);
   } catch (const json::exception& e) {  // not expected after the type checks; never let one escape
     return data_loss(e.what());
   }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text, const Fingerprint& fp,
+                                                        const std::string& source_name) {
+  const std::string prefix = internal::Cat("ccltune: import file ", source_name);
+  absl::StatusOr<std::vector<ParsedBlock>> blocks = ReadDocument(text, prefix, nullptr);
+  if (!blocks.ok()) return blocks.status();
 
   // Blocks whose fingerprint matches; workloads of the same key from several blocks merge like
   // export does (more samples wins).
-  std::map<std::string, ParsedWorkload> merged;
+  std::map<std::string, Entry> merged;
   std::optional<std::string> first_mismatch;
   bool any_match = false;
-  for (ParsedBlock& block : blocks) {
+  for (ParsedBlock& block : *blocks) {
     if (auto m = Mismatch(block.fp, fp)) {
       if (!first_mismatch) first_mismatch = std::move(m);
       continue;
     }
     any_match = true;
-    for (ParsedWorkload& pw : block.workloads) {
-      if (!internal::IsFinal(pw.state)) continue;
-      const std::string k = pw.w.key.ToString();
+    for (Entry& e : block.workloads) {
+      if (!internal::IsFinal(e.state)) continue;
+      const std::string k = e.key.ToString();
       auto it = merged.find(k);
       if (it == merged.end()) {
-        merged.emplace(k, std::move(pw));
-      } else if (pw.samples > it->second.samples) {
-        it->second = std::move(pw);
+        merged.emplace(k, std::move(e));
+      } else if (e.samples > it->second.samples) {
+        it->second = std::move(e);
       }
     }
   }
@@ -372,7 +449,66 @@ absl::StatusOr<std::vector<ImportedWorkload>> ParseJson(const std::string& text,
   }
   std::vector<ImportedWorkload> out;
   out.reserve(merged.size());
-  for (auto& [k, pw] : merged) out.push_back(std::move(pw.w));
+  for (auto& [k, e] : merged) out.push_back(ImportedWorkload{e.key, e.config, e.tuned_us, e.default_us});
+  return out;
+}
+
+absl::StatusOr<ExportSet> ParseExport(const std::string& text, const std::string& source_name) {
+  absl::StatusOr<std::vector<ParsedBlock>> blocks =
+      ReadDocument(text, internal::Cat("ccltune: ", source_name), nullptr);
+  if (!blocks.ok()) return blocks.status();
+  ExportSet set;
+  for (ParsedBlock& b : *blocks) set.comms.emplace_back(std::move(b.fp), std::move(b.workloads));
+  return set;
+}
+
+absl::StatusOr<ExportSet> ReadExport(const std::string& path) {
+  absl::StatusOr<std::string> text = internal::ReadFileNamed(path, "file");
+  if (!text.ok()) return text.status();
+  return ParseExport(*text, path);
+}
+
+std::vector<std::string> ValidateJson(const std::string& text, const std::string& source_name, const Fingerprint* fp) {
+  Problems problems;
+  absl::StatusOr<std::vector<ParsedBlock>> blocks = ReadDocument(text, source_name, &problems);
+  std::vector<std::string> out;
+  if (!blocks.ok()) {
+    out.push_back(std::string(blocks.status().message()));
+    return out;
+  }
+  for (const std::string& p : problems) out.push_back(OneLine(internal::Cat(source_name, ": ", p)));
+  // What parses but cannot be what the file means: duplicate keys in a block (import keeps one of
+  // them silently), configs NCCL's cost table did not allow for the call (NCCL would choose instead).
+  std::optional<std::string> first_mismatch;
+  bool any_match = false;
+  for (size_t b = 0; b < blocks->size(); ++b) {
+    const ParsedBlock& block = (*blocks)[b];
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < block.workloads.size(); ++i) {
+      const Entry& e = block.workloads[i];
+      const std::string k = e.key.ToString();
+      if (auto [it, inserted] = seen.emplace(k, i); !inserted) {
+        out.push_back(OneLine(internal::Cat(source_name, ": configs[", b, "]: workload ", k,
+                                            " appears twice; an import would keep only one of them")));
+      }
+      if (e.config.HasSubspace() && e.subspaces.valid_mask != 0 && !e.subspaces.Valid(e.config.algo, e.config.proto)) {
+        out.push_back(OneLine(internal::Cat(source_name, ": configs[", b, "]: workload ", k, ": ",
+                                            SubspaceName(e.config.algo, e.config.proto),
+                                            " is not among its valid_subspaces; NCCL would run its own choice")));
+      }
+    }
+    if (fp != nullptr) {
+      if (auto m = Mismatch(block.fp, *fp)) {
+        if (!first_mismatch) first_mismatch = std::move(m);
+      } else {
+        any_match = true;
+      }
+    }
+  }
+  if (fp != nullptr && !any_match && first_mismatch) {
+    out.push_back(OneLine(
+        internal::Cat(source_name, ": was made on ", *first_mismatch, "; an import into that run would ignore it")));
+  }
   return out;
 }
 

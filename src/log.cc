@@ -1,4 +1,4 @@
-// Log sink: one line per message to stderr, "host:pid:tid [rank] ccltune LEVEL message".
+// Log sink: NCCL's logger where NCCL prints the line, else stderr, "host:pid:tid [rank] ccltune LEVEL message".
 #include "src/log.hpp"
 
 #include <sys/syscall.h>
@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "src/nccl_log.hpp"
 
 namespace ccltune {
 namespace {
@@ -40,14 +41,35 @@ const char* LevelName(LogLevel l) {
   }
 }
 
-void Emit(const char* level, const std::string& message) {
-  char host[64] = "?";
-  gethostname(host, sizeof(host) - 1);
+int NcclLevel(LogLevel l) {
+  switch (l) {
+    case LogLevel::kWarn:
+      return kNcclLogWarn;
+    case LogLevel::kTrace:
+      return kNcclLogTrace;
+    default:
+      return kNcclLogInfo;  // INFO, and the lines printed whatever the level (start line, summary)
+  }
+}
+
+// Each line of `message` goes to NCCL's logger where NCCL prints it (nccl_log.hpp), else to stderr as
+// "host:pid:tid [rank] ccltune LEVEL line", all of a message's lines in one write so that lines of
+// several ranks do not interleave.
+void Emit(LogLevel level, unsigned long nccl_flags, const std::string& message) {
+  const char* name = LevelName(level);
   const int rank = g_rank.load(std::memory_order_relaxed);
-  std::string line = absl::StrFormat("%s:%d:%d [%d] ccltune %s%s%s\n", host, static_cast<int>(getpid()),
-                                     static_cast<int>(syscall(SYS_gettid)), rank, level, *level ? " " : "", message);
-  // One write per line so lines of several ranks do not interleave.
-  fwrite(line.data(), 1, line.size(), stderr);
+  std::string own;
+  char host[64] = "?";
+  for (absl::string_view line : absl::StrSplit(message, '\n')) {
+    const std::string routed =
+        rank >= 0 ? absl::StrFormat("ccltune rank %d: %s", rank, line) : absl::StrFormat("ccltune: %s", line);
+    if (RouteToNccl(NcclLevel(level), nccl_flags, routed)) continue;
+    if (own.empty()) gethostname(host, sizeof(host) - 1);
+    own += absl::StrFormat("%s:%d:%d [%d] ccltune %s%s%s\n", host, static_cast<int>(getpid()),
+                           static_cast<int>(syscall(SYS_gettid)), rank, name, *name ? " " : "", line);
+  }
+  if (own.empty()) return;
+  fwrite(own.data(), 1, own.size(), stderr);
   fflush(stderr);
 }
 
@@ -73,11 +95,15 @@ bool LogEnabled(LogLevel level, Subsys subsys) {
          (g_mask.load(std::memory_order_relaxed) & static_cast<unsigned>(subsys)) != 0;
 }
 
-void LogLine(LogLevel level, Subsys, const std::string& message) { Emit(LevelName(level), message); }
+// Every ccltune line carries NCCL's INIT and TUNING flags: it reaches NCCL's output under NCCL's default
+// NCCL_DEBUG_SUBSYS (INIT,BOOTSTRAP,ENV) and under TUNING alone.
+constexpr unsigned long kNcclFlags = kNcclSubsysInit | kNcclSubsysTuning;
+
+void LogLine(LogLevel level, Subsys, const std::string& message) { Emit(level, kNcclFlags, message); }
 
 void LogAlways(const std::string& message) {
   if (g_level.load() == static_cast<int>(LogLevel::kNone)) return;
-  Emit("", message);
+  Emit(LogLevel::kNone, kNcclFlags, message);
 }
 
 }  // namespace ccltune

@@ -1,6 +1,7 @@
 // NCCL tuner-plugin adapters: the exported ncclTunerPlugin_v6 / _v5 / _v4 structs. NCCL takes the
 // newest it knows. Every entry point returns ncclSuccess after init: an error from getCollInfo or
 // getChunkSize would fail the user's collective, so a ccltune problem only ever means "no opinion".
+#include "src/nccl_log.hpp"
 #include "src/runtime.hpp"
 #include "src/tuner_abi.h"
 
@@ -8,19 +9,22 @@ namespace {
 
 using ccltune::Runtime;
 
-ncclResult_t InitV5(void** ctx, uint64_t comm_id, size_t nranks, size_t nnodes, ccltuneNcclLogger_t,
+ncclResult_t InitV5(void** ctx, uint64_t comm_id, size_t nranks, size_t nnodes, ccltuneNcclLogger_t log,
                     ccltuneNvlDomainInfo_v5_t*, ccltuneTunerConstants_v5_t*) {
+  ccltune::SetNcclLogger(log);
   *ctx = Runtime::Get().active() ? Runtime::Get().PluginInit(5, comm_id, nranks, nnodes) : nullptr;
   return ncclSuccess;
 }
 
-ncclResult_t InitV6(void** ctx, uint64_t comm_id, size_t nranks, size_t nnodes, ccltuneNcclLogger_t,
+ncclResult_t InitV6(void** ctx, uint64_t comm_id, size_t nranks, size_t nnodes, ccltuneNcclLogger_t log,
                     ccltuneNvlDomainInfo_v5_t*, ccltuneTunerConstants_v5_t*) {
+  ccltune::SetNcclLogger(log);
   *ctx = Runtime::Get().active() ? Runtime::Get().PluginInit(6, comm_id, nranks, nnodes) : nullptr;
   return ncclSuccess;
 }
 
-ncclResult_t InitV4(size_t nranks, size_t nnodes, ccltuneNcclLogger_t, void** ctx) {
+ncclResult_t InitV4(size_t nranks, size_t nnodes, ccltuneNcclLogger_t log, void** ctx) {
+  ccltune::SetNcclLogger(log);
   // v4 has no communicator hash; contexts are bound by the calls in flight all the same.
   *ctx = Runtime::Get().active() ? Runtime::Get().PluginInit(4, 0, nranks, nnodes) : nullptr;
   return ncclSuccess;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "src/log.hpp"
 #include "src/nccl_api.hpp"
+#include "src/summary.hpp"
 
 namespace ccltune {
 namespace {
@@ -250,14 +251,13 @@ void Runtime::LoadImport(CommState& cs) {
     }
     cs.csv_rules = std::move(*rules);
     for (const auto& [h, key] : cs.keys) ApplyCsvImport(cs, key);  // workloads seen before this first sync
-    CCLTUNE_INFO(kExport, "imported %d CSV lines for this communicator from %s", static_cast<int>(cs.csv_rules.size()),
-                 path);
+    LogImportLoaded(path, static_cast<int>(cs.csv_rules.size()), "CSV lines", fp.nranks);
     return;
   }
   auto imp = config_table::ImportJson(path, fp);
   if (imp.ok()) {
     cs.leader->AddImports(*imp);
-    CCLTUNE_INFO(kExport, "imported %d configs from %s", static_cast<int>(imp->size()), path);
+    LogImportLoaded(path, static_cast<int>(imp->size()), "configs", fp.nranks);
   } else {
     CCLTUNE_WARN(kExport, "%s; tuning goes on from NCCL's defaults", imp.status().message());
   }
@@ -815,22 +815,6 @@ int Runtime::Export(const char* path) {
   return ccltuneSuccess;
 }
 
-namespace {
-
-std::string SummaryTable(const std::string& title, const std::vector<config_table::Entry>& all) {
-  std::string out = title + "\n";
-  out += absl::StrFormat("  %-44s %-10s %-24s %10s %10s %7s\n", "workload", "state", "config", "default_us", "tuned_us",
-                         "speedup");
-  for (const auto& e : all) {
-    const double sp = (e.default_us > 0 && e.tuned_us > 0) ? e.default_us / e.tuned_us : 0;
-    out += absl::StrFormat("  %-44s %-10s %-24s %10.2f %10.2f %7.3f\n", e.key.ToString(),
-                           config_table::StateName(e.state), e.config.ToString(), e.default_us, e.tuned_us, sp);
-  }
-  return out;
-}
-
-}  // namespace
-
 void Runtime::StartFlusher() {
   if (settings_.export_path.empty() || settings_.export_interval_s <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -871,7 +855,8 @@ void Runtime::AtExit() {
   }
   for (const auto& [fp, entries] : retired.comms) {
     if (entries.empty()) continue;
-    LogAlways(SummaryTable(absl::StrFormat("summary: destroyed communicator of %d ranks", fp.nranks), entries));
+    LogAlways(SummaryText(absl::StrFormat("destroyed communicator of %d ranks", fp.nranks), entries, fp.nranks,
+                          user_forced_algo_));
   }
   for (auto& cs : live) {
     if (cs->rank() != 0 || cs->passthrough()) continue;
@@ -879,9 +864,9 @@ void Runtime::AtExit() {
     SnapshotForExport(*cs);
     std::vector<config_table::Entry> all = cs->table().Snapshot();
     if (all.empty()) continue;
-    LogAlways(SummaryTable(absl::StrFormat("summary: communicator %p, %d ranks%s%s", static_cast<void*>(cs->comm()),
-                                           cs->nranks(), cs->stopped ? ", tuning stopped: " : "", cs->stop_reason),
-                           all));
+    LogAlways(SummaryText(absl::StrFormat("communicator %p, %d ranks%s%s", static_cast<void*>(cs->comm()), cs->nranks(),
+                                          cs->stopped ? ", tuning stopped: " : "", cs->stop_reason),
+                          all, cs->nranks(), user_forced_algo_));
   }
 }
 

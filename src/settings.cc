@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 15> kSettings = {{
+constexpr std::array<SettingSpec, 16> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -34,6 +34,8 @@ constexpr std::array<SettingSpec, 15> kSettings = {{
     {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
      "switch away from NCCL's default only for a gain above this (and above the measured noise)"},
     {"CCLTUNE_SUMMARY", SettingType::kBool, "1", "0,1", "print the summary table at exit (leader ranks)"},
+    {"CCLTUNE_TRACE", SettingType::kString, "", "a file path",
+     "tuning trace CSV (config_table/trace_format.hpp) of the leader's timed calls, for `ccltune plot`"},
     {"CCLTUNE_TEST_FAIL_SETUP_RANK", SettingType::kInt, "-1", "-1..1048576",
      "testing only: this rank reports that it cannot tune (all ranks must then stay on NCCL's default)"},
     {"CCLTUNE_TEST_EXPORT_PAUSE", SettingType::kInt, "0", "0..1000000",
@@ -152,6 +154,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   get_int("CCLTUNE_MIN_GAIN_PCT", &gain_pct, 0, 50);
   s.min_gain = gain_pct / 100.0;
   get_bool("CCLTUNE_SUMMARY", &s.summary);
+  if (const char* v = raw("CCLTUNE_TRACE")) s.trace_path = v;
   get_int("CCLTUNE_TEST_FAIL_SETUP_RANK", &s.test_fail_setup_rank, -1, 1 << 20);
   get_int("CCLTUNE_TEST_EXPORT_PAUSE", &s.test_export_pause, 0, 1000000);
   return s;

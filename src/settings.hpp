@@ -42,6 +42,7 @@ struct Settings {
   int test_fail_setup_rank = -1;
   int test_export_pause = 0;  // testing only: the Nth export pauses before its rename
   bool summary = true;
+  std::string trace_path;  // CCLTUNE_TRACE: where the tuning trace goes (empty: none)
 
   std::vector<std::string> warnings;
 

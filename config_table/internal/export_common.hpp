@@ -28,8 +28,8 @@ std::optional<int> ParseRedOp(std::string_view name);  // "sum".."avg" -> ncclRe
 bool IsReduction(Coll c);
 
 // Groups the set by fingerprint (full equality, first-seen order of fingerprints) and merges the
-// entries of one fingerprint by key: the entry with more samples wins, a tie keeps the earlier one.
-// Non-exportable entries are dropped. Entries come out sorted by key string.
+// entries of one fingerprint by key (Supersedes; a tie keeps the earlier one). Non-exportable entries
+// are dropped. Entries come out sorted by key string.
 std::vector<std::pair<Fingerprint, std::vector<Entry>>> MergeByFingerprint(const ExportSet& set);
 
 // NCCL's example-tuner CSV spellings, indexed by ccltune's (NCCL's) enum values (csv_export.cc
@@ -46,6 +46,8 @@ std::string OneLine(std::string s);
 // The whole file, or NotFound ("ccltune: import file <path> not found") / the errno's code, each
 // with a one-line message naming the file.
 absl::StatusOr<std::string> ReadImportFile(const std::string& path);
+// The same with another noun than "import file" ("ccltune: <what> <path> not found").
+absl::StatusOr<std::string> ReadFileNamed(const std::string& path, std::string_view what);
 
 }  // namespace ccltune::config_table::internal
 

@@ -8,6 +8,7 @@
 
 #include <csignal>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -106,7 +107,16 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Config{}, Cfg(kAlgoRing, kProtoLL128, 16), Cfg(kAlgoTree, kProtoSimple, 0),
                                          Cfg(5 /*nvlstree*/, kProtoSimple, 4, 131072), Cfg(-1, -1, 32),
                                          Cfg(6 /*pat*/, kProtoLL, 1, 1 << 20), Cfg(-1, -1, 0, 65536)),
-                       ::testing::Bool()));
+                       ::testing::Bool()),
+    [](const ::testing::TestParamInfo<RoundTripParam>& info) {
+      // e.g. allreduce_float32_ring_ll128_nc16_grouped: gtest names allow [A-Za-z0-9_] only.
+      std::string name = std::string(CollName(std::get<0>(info.param))) + "_" +
+                         std::string(DtypeName(std::get<1>(info.param))) + "_" + std::get<2>(info.param).ToString() +
+                         (std::get<3>(info.param) ? "_grouped" : "");
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 TEST(Json, UsesNamesAndNeverACommunicatorHash) {
   Entry ar = MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, 1048576)), Cfg(kAlgoRing, kProtoLL128, 16));

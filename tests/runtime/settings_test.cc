@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ccltune {
 namespace {
@@ -105,6 +107,44 @@ TEST(Settings, DocsTableMatchesRegistry) {
   for (auto it = std::sregex_iterator(doc.begin(), doc.end(), name_re); it != std::sregex_iterator(); ++it) {
     EXPECT_TRUE(declared.count(it->str())) << it->str() << " is documented but not in the registry";
   }
+}
+
+// Every CCLTUNE_* name anywhere in the docs and the README is a registered environment variable, or a
+// build option the CMake files define (CCLTUNE_SANITIZE, ...): a doc cannot name a variable that does
+// nothing.
+TEST(Settings, EveryVariableTheDocsNameIsRegistered) {
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(CCLTUNE_DOCS_DIR).parent_path();
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  std::string build_files;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    const std::string name = e.path().filename().string();
+    const std::string rel = fs::relative(e.path(), src).string();
+    if (rel.rfind("build", 0) == 0 || rel.rfind(".deps", 0) == 0) continue;
+    if (name == "CMakeLists.txt" || e.path().extension() == ".cmake") build_files += read(e.path());
+  }
+  std::set<std::string> declared;
+  for (const SettingSpec& sp : AllSettings()) declared.insert(sp.name);
+  std::vector<fs::path> docs = {src / "README.md"};
+  for (const auto& e : fs::recursive_directory_iterator(src / "docs"))
+    if (e.path().extension() == ".md") docs.push_back(e.path());
+  std::regex name_re("CCLTUNE_[A-Z_]+");
+  int checked = 0;
+  for (const fs::path& d : docs) {
+    const std::string text = read(d);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), name_re); it != std::sregex_iterator(); ++it) {
+      ++checked;
+      const std::string n = it->str();
+      EXPECT_TRUE(declared.count(n) || build_files.find(n) != std::string::npos)
+          << d.string() << " names " << n << ", which is neither a registered setting nor a build option";
+    }
+  }
+  EXPECT_GT(checked, 20);
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+// The exit summary and the import line (summary.hpp).
+#include "src/summary.hpp"
+
+#include "absl/strings/str_format.h"
+#include "src/log.hpp"
+
+namespace ccltune {
+
+std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks,
+                        bool nccl_env_forces_algo) {
+  config_table::TableOptions o;
+  o.nranks = nranks;
+  o.nccl_env_forces_algo = nccl_env_forces_algo;
+  return absl::StrFormat("summary: %s\n%s", title, config_table::FormatTable(entries, o));
+}
+
+void LogImportLoaded(const std::string& path, int count, const char* what, int nranks) {
+  LogAlways(absl::StrFormat("import loaded: %d %s from %s for this communicator of %d ranks; they apply without tuning",
+                            count, what, path, nranks));
+}
+
+}  // namespace ccltune
