@@ -194,8 +194,8 @@ std::string GnuplotScript(const PlotSpec& spec, const std::string& png) {
     }
   }
   s += absl::StrFormat("set multiplot layout %d,1 title %s\n", n, Quoted(spec.title));
-  s += absl::StrFormat("set xlabel %s\nset ylabel %s\nset grid\nset key outside right top\n", Quoted(spec.xlabel),
-                       Quoted(spec.ylabel));
+  s += absl::StrFormat("set xlabel %s\nset ylabel %s\nset grid\nset key inside left top box opaque\n",
+                       Quoted(spec.xlabel), Quoted(spec.ylabel));
   if (spec.x_bytes) s += "set logscale x 2\nset format x '%.0b %BB'\n";
   s += "set yrange [0:*]\n";
   for (size_t p = 0; p < spec.panels.size(); ++p) {
