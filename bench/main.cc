@@ -13,12 +13,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "bench/api.hpp"
 #include "bench/collective.hpp"
+#include "bench/landscape.hpp"
 #include "bench/load.hpp"
 #include "bench/options.hpp"
 #include "bench/overhead_mode.hpp"
@@ -83,6 +86,8 @@ struct Bench {
   std::unique_ptr<StepLoad> step_load;       // --interference-mode step (the default) on the CUDA backend
   uint64_t steps = 0;                        // step tags
   nlohmann::json overhead_report = nullptr;  // overhead mode's section of the report (rank 0)
+  std::vector<LandscapeSample> landscape_samples;  // landscape mode (identical on every rank)
+  std::vector<LandscapeAlias> landscape_aliases;
 
   // The background load runs while collectives are tuned and timed, and never during data checks.
   void LoadOn() {
@@ -305,6 +310,108 @@ struct Bench {
     return errors;
   }
 
+  // Per-call (min, max) over ranks of `n` timed calls of `comm` after `warmup` untimed ones; calls no
+  // rank timed are left out.
+  std::vector<std::pair<double, double>> TimeCalls(const Row& row, ncclComm_t comm, int warmup, int n) {
+    for (int i = 0; i < warmup; ++i) Call(row, comm);
+    executor::Timer timer(device.get(), n + 1);
+    for (int i = 0; i < n; ++i) Call(row, comm, static_cast<uint64_t>(i), &timer);
+    Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
+    std::vector<executor::Sample> samples;
+    timer.Harvest(&samples);
+    std::vector<double> lo(n, 1e300), hi(n, -1.0);
+    for (const executor::Sample& s : samples)
+      if (s.tag < static_cast<uint64_t>(n)) lo[s.tag] = hi[s.tag] = s.us;
+    MPI_Allreduce(MPI_IN_PLACE, lo.data(), n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, hi.data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    std::vector<std::pair<double, double>> out;
+    for (int i = 0; i < n; ++i)
+      if (hi[i] >= 0) out.emplace_back(lo[i], hi[i]);
+    return out;
+  }
+
+  // What NCCL really ran for the latest call of the row's workload on A (ccltune's channel truth on
+  // rank 0, the same on every rank), "?" when unknown.
+  std::string RanOnA(const Row& row) {
+    char buf[64] = "?";
+    if (std::optional<ccltuneWorkloadStats_t> s = Stats(row, a); s && s->channelTruth && s->lastRan.algorithm >= 0) {
+      Config c{s->lastRan.algorithm, s->lastRan.protocol, s->lastRan.channels, s->lastRan.chunkBytes};
+      std::snprintf(buf, sizeof(buf), "%s", c.ToString().c_str());
+    }
+    MPI_Bcast(buf, sizeof(buf), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return buf;
+  }
+
+  // --mode landscape (bench/landscape.hpp): every config of the row's space forced on A, data-checked
+  // once (which also shows what NCCL runs for it), then timed in opt.landscape_rounds passes, each in
+  // a new seeded order, NCCL's default re-timed after every kDefaultEvery configs. Returns this rank's
+  // data-check errors.
+  static constexpr int kDefaultEvery = 6;
+  static constexpr int kLandscapeWarmup = 2;
+  int64_t Landscape(const Row& row, std::vector<LandscapeSample>* out, std::vector<LandscapeAlias>* aliases) {
+    int64_t errors = 0;
+    if (!tuning) {
+      if (rank == 0) std::printf("# note: landscape needs ccltune preloaded and active (forced mode): skipped\n");
+      return 0;
+    }
+    Run(row, a);  // ccltune learns the workload's cost table from a default call
+    std::optional<optimizer::SearchSpace> space = Space(row);
+    if (!space) {
+      if (rank == 0) std::printf("# note: no ccltune statistics for this workload: landscape skipped\n");
+      return 0;
+    }
+    if (opt.landscape_channels > 0) space->max_channels = opt.landscape_channels;
+    std::vector<Config> distinct;
+    std::vector<std::string> ran;
+    std::map<std::string, Config> first_by_ran;
+    for (const Config& cfg : optimizer::EnumerateSpace(*space)) {
+      if (!ForceOnA(cfg)) continue;
+      errors += DataCheck(row, a);
+      const std::string r = RanOnA(row);
+      if (r != "?" && !cfg.IsDefault()) {
+        auto [it, first] = first_by_ran.try_emplace(r, cfg);
+        if (!first) {
+          aliases->push_back({row.coll, row.g.bytes, cfg, it->second, r});
+          continue;
+        }
+      }
+      distinct.push_back(cfg);
+      ran.push_back(r);
+    }
+    if (rank == 0)
+      std::printf("# landscape %s %llu B: %zu configs timed, %zu aliases; NCCL's default runs %s\n",
+                  std::string(CollName(row.coll)).c_str(), static_cast<unsigned long long>(row.g.bytes),
+                  distinct.size(), static_cast<size_t>(std::count_if(aliases->begin(), aliases->end(),
+                                                                     [&](const LandscapeAlias& x) {
+                                                                       return x.coll == row.coll && x.bytes == row.g.bytes;
+                                                                     })),
+                  ran.empty() ? "?" : ran[0].c_str());
+    for (int round = 0; round < opt.landscape_rounds; ++round) {
+      std::vector<size_t> order;
+      for (size_t i = 1; i < distinct.size(); ++i) order.push_back(i);
+      std::mt19937_64 rng(opt.seed * 1000003 + static_cast<uint64_t>(round) * 7919 + row.g.bytes);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<size_t> blocks = {0};
+      for (size_t k = 0; k < order.size(); ++k) {
+        blocks.push_back(order[k]);
+        if ((k + 1) % kDefaultEvery == 0 || k + 1 == order.size()) blocks.push_back(0);
+      }
+      for (size_t pos = 0; pos < blocks.size(); ++pos) {
+        const size_t i = blocks[pos];
+        if (!ForceOnA(distinct[i])) continue;
+        const auto t = TimeCalls(row, a, kLandscapeWarmup, opt.landscape_samples);
+        for (size_t k = 0; k < t.size(); ++k) {
+          out->push_back({row.coll, row.g.bytes, distinct[i], round, static_cast<int>(pos), static_cast<int>(k),
+                          t[k].first, t[k].second, ran[i]});
+        }
+      }
+    }
+    Check(api.SetMode(a, ccltuneModeDefault, nullptr) == ccltuneSuccess ? absl::OkStatus()
+                                                                        : absl::InternalError("ccltuneSetMode"),
+          "restoring ccltuneModeDefault on A");
+    return errors;
+  }
+
   RowResult RunRow(Coll coll, int dtype, uint64_t size) {
     RowResult r;
     r.coll = coll;
@@ -340,6 +447,7 @@ struct Bench {
         r.default_us = TimeInterleaved(row, {a})[0];
       }
     }
+    if (opt.landscape) errors += Landscape(row, &landscape_samples, &landscape_aliases);
     if (opt.oracle) {
       if (tuning) {
         if (!opt.compare) Run(row, a);  // ccltune learns the workload's cost table from a default call
@@ -736,6 +844,7 @@ int Main(int argc, char** argv) {
   if (opt.compare) meta.modes.push_back("compare");
   if (opt.oracle) meta.modes.push_back("oracle");
   if (opt.overhead) meta.modes.push_back("overhead");
+  if (opt.landscape) meta.modes.push_back("landscape");
   meta.interference = bench.load != nullptr;
   meta.ccltune_version = bench.api.Version();
   meta.preloaded = preloaded;
@@ -825,6 +934,29 @@ int Main(int argc, char** argv) {
     std::printf("#\n# mismatches: %lld (data check %lld, simulated NCCL consistency checker %lld%s)\n",
                 static_cast<long long>(mismatches), static_cast<long long>(check_errors), sim_mismatches,
                 bench.sim.MismatchCount ? "" : ": not present");
+    if (opt.landscape) {
+      std::vector<std::string> header = {
+          "ccltune-bench --mode landscape: " + meta.command, "date " + meta.date,
+          "ranks " + std::to_string(bench.nranks) + ", NCCL " + meta.nccl_version + ", device " + meta.device + " (" +
+              meta.backend + " backend), ccltune " + meta.ccltune_version,
+          "rounds " + std::to_string(opt.landscape_rounds) + ", samples per config and round " +
+              std::to_string(opt.landscape_samples) + ", warm-up calls per block " +
+              std::to_string(Bench::kLandscapeWarmup) + ", NCCL's default re-timed after every " +
+              std::to_string(Bench::kDefaultEvery) + " configs"};
+      std::string env;
+      for (const char* v : {"NCCL_HOSTID", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
+                            "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
+                            "CCLTUNE_TESTBED"})
+        if (const char* x = std::getenv(v)) env += std::string(env.empty() ? "" : " ") + v + "=" + x;
+      if (!env.empty()) header.push_back("environment (rank 0): " + env);
+      absl::Status st = WriteLandscape(opt.landscape_out, header, bench.landscape_samples, bench.landscape_aliases,
+                                       bench.nranks);
+      if (!st.ok())
+        std::fprintf(stderr, "ccltune-bench: %s\n", std::string(st.message()).c_str());
+      else
+        std::printf("# wrote %s.txt and %s.samples (%zu samples)\n", opt.landscape_out.c_str(),
+                    opt.landscape_out.c_str(), bench.landscape_samples.size());
+    }
     if (!opt.json_path.empty()) {
       absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches, bench.overhead_report);
       if (!st.ok())

@@ -44,6 +44,25 @@ struct Entry {
   uint64_t samples = 0;         // measured calls
   uint64_t converge_calls = 0;  // calls of the workload until the final config applied (0: not yet)
   SubspaceSet subspaces;        // as read from NCCL's cost table
+  // What NCCL really ran (channel truth, from its profiler plugin interface; Config{} while unknown):
+  // for the latest call, and per config ccltune asked for (NCCL may use fewer channels than asked).
+  Config last_ran;
+  std::vector<std::pair<Config, Config>> ran;  // (asked, ran), one per config asked
+  void NoteRan(const Config& asked, const Config& really) {
+    last_ran = really;
+    for (auto& [a, r] : ran)
+      if (a == asked) {
+        r = really;
+        return;
+      }
+    ran.emplace_back(asked, really);
+  }
+  // What NCCL ran for `asked`, or Config{} when never seen.
+  Config RanFor(const Config& asked) const {
+    for (const auto& [a, r] : ran)
+      if (a == asked) return r;
+    return Config{};
+  }
 };
 
 // One communicator's workloads, keyed by WorkloadKey::Hash(). Thread-safe.

@@ -11,24 +11,38 @@ void ScheduleBook::Apply(const WorkloadUpdate& u) {
     book_.erase(u.workload);
     return;
   }
-  Slot slot;
+  Slot& slot = book_[u.workload];
+  if (!u.append) slot.pending.clear();
   for (size_t i = 0; i + 1 < u.entries.size(); ++i) {
     if (u.entries[i].calls > 0) slot.pending.push_back(u.entries[i]);
   }
+  if (!(slot.final_config == u.entries.back().config) || slot.converged != u.converged) slot.final_calls = 0;
   slot.final_config = u.entries.back().config;
   slot.converged = u.converged;
-  book_[u.workload] = std::move(slot);
 }
 
-std::optional<Config> ScheduleBook::Next(uint64_t workload) {
+std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload) {
   auto it = book_.find(workload);
   if (it == book_.end()) return std::nullopt;
   Slot& s = it->second;
-  if (s.pending.empty()) return s.final_config;
+  if (s.pending.empty()) {
+    // A converged final entry is sampled now and then (monitoring); a search's waiting one is not.
+    const bool monitor = s.converged && s.final_calls++ % kMonitorEvery == 0;
+    return Call{s.final_config, monitor};
+  }
   ScheduleEntry& front = s.pending.front();
-  Config c = front.config;
+  Call c{front.config, !front.warmup};
+  front.warmup = false;  // only the entry's first call
   if (--front.calls == 0) s.pending.pop_front();
   return c;
+}
+
+uint64_t ScheduleBook::PendingCalls(uint64_t workload) const {
+  auto it = book_.find(workload);
+  if (it == book_.end()) return 0;
+  uint64_t n = 0;
+  for (const ScheduleEntry& e : it->second.pending) n += e.calls;
+  return n;
 }
 
 std::optional<Config> ScheduleBook::Incumbent(uint64_t workload) const {

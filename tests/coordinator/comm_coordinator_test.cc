@@ -77,21 +77,21 @@ TEST(CommCoordinator, SingleRankFollowsTheScheduleCallByCall) {
   CommCoordinator c(0, 1, hub.Endpoint(0), hooks);
   EXPECT_TRUE(c.is_leader());
   for (uint64_t u = 1; u < kAgreementApplyUnit; ++u) {
-    ASSERT_EQ(c.ConfigFor(7, false), Config{});
+    ASSERT_EQ(c.ConfigFor(7, false).config, Config{});
     ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());
   }
   EXPECT_EQ(c.syncs_issued(), static_cast<uint64_t>(kLag));
   ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());  // unit s_kLag: payload 0 applies
   EXPECT_EQ(c.units(), kAgreementApplyUnit);
   EXPECT_EQ(c.book().size(), 1u);
-  EXPECT_EQ(c.ConfigFor(7, /*capturing=*/true), inc);
-  EXPECT_EQ(c.ConfigFor(7, false), a);
-  EXPECT_EQ(c.ConfigFor(7, true), inc);  // capture consumes nothing
-  EXPECT_EQ(c.ConfigFor(7, false), a);
-  EXPECT_EQ(c.ConfigFor(7, false), b);
-  EXPECT_EQ(c.ConfigFor(7, false), inc);
-  EXPECT_EQ(c.ConfigFor(7, false), inc);
-  EXPECT_EQ(c.ConfigFor(8, false), Config{});  // unscheduled workload: NCCL's default
+  EXPECT_EQ(c.ConfigFor(7, /*capturing=*/true).config, inc);
+  EXPECT_EQ(c.ConfigFor(7, false).config, a);
+  EXPECT_EQ(c.ConfigFor(7, true).config, inc);  // capture consumes nothing
+  EXPECT_EQ(c.ConfigFor(7, false).config, a);
+  EXPECT_EQ(c.ConfigFor(7, false).config, b);
+  EXPECT_EQ(c.ConfigFor(7, false).config, inc);
+  EXPECT_EQ(c.ConfigFor(7, false).config, inc);
+  EXPECT_EQ(c.ConfigFor(8, false).config, Config{});  // unscheduled workload: NCCL's default
   EXPECT_TRUE(c.tuning());
 }
 
@@ -179,13 +179,14 @@ TEST(CommCoordinator, UnencodableLeaderMessageRaisesTheErrorFlagInsteadOfSkippin
 class RewriteVersion final : public Transport {
  public:
   RewriteVersion(std::unique_ptr<Transport> inner, uint64_t version) : inner_(std::move(inner)), version_(version) {}
-  absl::Status Issue(uint64_t id, const Words& w, void* stream) override {
-    Words x = w;
-    x[layout::kWordVersion] = version_;
-    x[layout::kWordVersionComplement] = layout::kVersionBase - version_;
+  absl::Status Issue(uint64_t id, const Payload& w, void* stream) override {
+    Payload x = w;
+    x.base[layout::kWordVersion] = version_;
+    x.base[layout::kWordVersionComplement] = layout::kVersionBase - version_;
     return inner_->Issue(id, x, stream);
   }
-  absl::Status Wait(uint64_t id, Words* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::Status Wait(uint64_t id, Payload* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::StatusOr<bool> Poll(uint64_t id, Payload* out) override { return inner_->Poll(id, out); }
 
  private:
   std::unique_ptr<Transport> inner_;
@@ -220,12 +221,13 @@ INSTANTIATE_TEST_SUITE_P(OlderAndNewer, VersionSkewRun, ::testing::Values(kProto
 class ForeignMagic final : public Transport {
  public:
   explicit ForeignMagic(std::unique_ptr<Transport> inner) : inner_(std::move(inner)) {}
-  absl::Status Issue(uint64_t id, const Words& w, void* stream) override {
-    Words x = w;
-    x[layout::kWordMagic] = 0x0145'4E55'544C'4343ull;  // "CCLTUNE\x01": above ccltune's, so the MAX delivers it
+  absl::Status Issue(uint64_t id, const Payload& w, void* stream) override {
+    Payload x = w;
+    x.base[layout::kWordMagic] = 0x0145'4E55'544C'4343ull;  // "CCLTUNE\x01": above ccltune's, so the MAX delivers it
     return inner_->Issue(id, x, stream);
   }
-  absl::Status Wait(uint64_t id, Words* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::Status Wait(uint64_t id, Payload* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::StatusOr<bool> Poll(uint64_t id, Payload* out) override { return inner_->Poll(id, out); }
 
  private:
   std::unique_ptr<Transport> inner_;
@@ -283,7 +285,10 @@ TEST(CommCoordinator, LostContributionIsWaitedForUntilItArrives) {
     if (++fired >= 6 && !supplied.exchange(true)) {
       absl::StatusOr<Words> w = Encode(nullptr, kLost, {});
       ASSERT_TRUE(w.ok());
-      ASSERT_TRUE(hub.Endpoint(1)->Issue(kLost, *w, nullptr).ok());
+      Payload p;
+      p.base = *w;
+      p.extended = ExtendedSync(kLost);
+      ASSERT_TRUE(hub.Endpoint(1)->Issue(kLost, p, nullptr).ok());
     }
   };
   const std::vector<RankResult> r = RunRanks(o);

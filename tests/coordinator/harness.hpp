@@ -115,11 +115,11 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
       self = &c;
       for (const Unit& u : script) {
         for (uint64_t w : u.captured) {
-          res.configs.push_back(c.ConfigFor(w, /*capturing=*/true));
+          res.configs.push_back(c.ConfigFor(w, /*capturing=*/true).config);
           res.call_unit.push_back(c.units() + 1);
         }
         for (uint64_t w : u.calls) {
-          res.configs.push_back(c.ConfigFor(w, /*capturing=*/false));
+          res.configs.push_back(c.ConfigFor(w, /*capturing=*/false).config);
           res.call_unit.push_back(c.units() + 1);
         }
         if (o.before_unit_complete) o.before_unit_complete(r, c.units() + 1, c);
