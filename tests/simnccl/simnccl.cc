@@ -32,9 +32,12 @@
 #include <vector>
 
 #include "model.hpp"
+#include "plugin_support.hpp"
 #include "tuner_abi.h"
 
 namespace {
+
+using simnccl::CallPlugin;
 
 constexpr int kMaxRanks = 64;
 constexpr uint32_t kMagic = 0x51ec1a55;
@@ -157,32 +160,6 @@ struct TunerPlugin {
   ncclTuner_v6_t* v6 = nullptr;
 };
 
-// Every call into the tuner plugin goes through CallPlugin. A plugin declares the ABI from its own copy of
-// the header, as real NCCL plugins do (ccltune's src/tuner_abi.h names its types ccltune* and passes the
-// collective as int where this header has the ncclFunc_t enum), so the C++ function types differ by name
-// while the C ABI is the same (abi_compat_check.cc checks that at compile time). clang's
-// -fsanitize=function compares those names and would report every plugin call of the sanitizer builds:
-// it is off here, and only here.
-#if defined(__clang__)
-#define SIMNCCL_NO_SANITIZE_FUNCTION __attribute__((no_sanitize("function")))
-#else
-#define SIMNCCL_NO_SANITIZE_FUNCTION
-#endif
-template <typename Fn, typename... Args>
-SIMNCCL_NO_SANITIZE_FUNCTION ncclResult_t CallPlugin(Fn fn, Args... args) {
-  return fn(args...);
-}
-
-void TunerLog(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  if (level > NCCL_LOG_WARN && !std::getenv("SIMNCCL_DEBUG")) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::fprintf(stderr, "simnccl: tuner %s:%d: ", file ? file : "?", line);
-  std::vfprintf(stderr, fmt, ap);
-  std::fprintf(stderr, "\n");
-  va_end(ap);
-}
-
 // The one per-process runtime object.
 struct Runtime {
   Settings env;
@@ -217,21 +194,12 @@ struct Runtime {
     tunerLoaded = true;
     const char* name = std::getenv("NCCL_TUNER_PLUGIN");
     if (name && strcasecmp(name, "none") == 0) return;
-    void* lib = nullptr;
     std::string tried;
-    if (!name) {
-      lib = dlopen("libnccl-tuner.so", RTLD_NOW | RTLD_LOCAL);
-    } else {
-      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      tried = name;
-      if (!lib) {
-        std::string alt = std::string("libnccl-tuner-") + name + ".so";
-        lib = dlopen(alt.c_str(), RTLD_NOW | RTLD_LOCAL);
-        tried += " or " + alt;
-      }
-      if (!lib) std::fprintf(stderr, "simnccl: WARN NCCL_TUNER_PLUGIN: could not load %s; no tuner\n", tried.c_str());
+    void* lib = simnccl::OpenPluginLib("libnccl-tuner", name, &tried);
+    if (!lib) {
+      if (name) std::fprintf(stderr, "simnccl: WARN NCCL_TUNER_PLUGIN: could not load %s; no tuner\n", tried.c_str());
+      return;
     }
-    if (!lib) return;
     if (env.version >= 23000) tuner.v6 = (ncclTuner_v6_t*)dlsym(lib, "ncclTunerPlugin_v6");
     if (tuner.v6) {
       tuner.version = 6, tuner.name = tuner.v6->name;
@@ -451,13 +419,13 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   if (t.version == 6) {
     ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
     ncclTunerConstants_v5_t consts{};
-    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, 1, simnccl::PluginLog, &nvl, &consts);
   } else if (t.version == 5) {
     ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
     ncclTunerConstants_v5_t consts{};
-    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, 1, simnccl::PluginLog, &nvl, &consts);
   } else if (t.version == 4) {
-    rc = CallPlugin(t.v4->init, nranks, 1, TunerLog, &comm->tunerCtx);
+    rc = CallPlugin(t.v4->init, nranks, 1, simnccl::PluginLog, &comm->tunerCtx);
   }
   if (rc != ncclSuccess) return Fail(rc, "tuner plugin %s init failed (%d)", t.name, (int)rc);
   *out = comm;
