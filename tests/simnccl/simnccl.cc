@@ -1,7 +1,8 @@
 // simnccl: a stand-in libnccl.so.2 for N processes on one host (DESIGN.md §8). Ranks are processes sharing a POSIX
 // shared-memory segment per communicator; collectives run synchronously on the host with real data movement
-// (through bounded staging), tuner plugins are loaded and called as NCCL 2.28/2.30 does, time is virtual (model.hpp)
-// and every collective's chosen configuration is compared across ranks.
+// (through bounded staging), tuner plugins are loaded and called as NCCL 2.28/2.30 does, collectives run on the
+// channels NCCL's planner gives them (channels.hpp), time is virtual (model.hpp) and every collective's
+// configuration is compared across ranks.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "channels.hpp"
 #include "model.hpp"
 #include "plugin_support.hpp"
 #include "tuner_abi.h"
@@ -673,9 +675,13 @@ struct Task {
   ncclRedOp_t op = ncclSum;
   int root = 0, peer = 0;
   ncclComm* comm = nullptr;
-  // Filled by the tuning step.
-  simnccl::Config cfg;
-  std::vector<uint64_t> chunks;
+  // Filled by the tuning step and the planner.
+  simnccl::Config cfg;  // cfg.nc: the channels it really runs on
+  int asked = 0;        // the tuner's nChannels (0: none asked)
+  int nWarps = 0;
+  bool overridden = false;  // the tuner changed anything: the model times the config, not NCCL's default
+  simnccl::ChannelSpan span;
+  std::vector<uint64_t> chunks;  // one per channel it runs on (one entry without tuner v6)
   double durUs = 0;
   size_t traffic = 0;
 };
@@ -694,6 +700,10 @@ size_t Traffic(const Task& t) {
   if (t.coll == simnccl::kAllGather || t.coll == simnccl::kReduceScatter) return b * t.comm->nranks;
   return b;
 }
+// The task as NCCL's planner holds it (allgather and broadcast in bytes), with its protocol and channel bound.
+simnccl::ChannelTask PlannerTask(const Task& t) {
+  return simnccl::MakeChannelTask(t.coll, t.count, TypeSize(t.dtype), t.cfg.proto, t.cfg.nc);
+}
 
 // NCCL's task sorter bins a task's traffic in units of 1 KiB (capped at 1 GiB) on a scale with four bins per power
 // of two: below 4 units the bin is the unit count, from there on it is 4 * (log2 - 1) plus the two bits below the
@@ -705,72 +715,106 @@ uint32_t SorterBin(size_t traffic) {
   return static_cast<uint32_t>(log2 - 1) * 4 + ((units >> (log2 - 2)) & 3u);
 }
 
-// One tuning decision for a bin, exactly where NCCL makes it: cost table, getCollInfo, nChannels, getChunkSize.
-ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, simnccl::Config* cfg,
-                    std::vector<uint64_t>* chunks, double* durUs) {
+// What getAlgoInfo decides for a bin of tasks: algorithm, protocol, the channel bound the planner gets (the
+// tuner's nChannels, not clamped, or NCCL's own choice) and the warps.
+struct Decision {
+  simnccl::Config cfg;  // cfg.nc: the channel bound
+  int asked = 0;        // the tuner's nChannels
+  int nWarps = 0;
+  bool overridden = false;
+};
+
+// One tuning decision for a bin, exactly where NCCL makes it: cost table, getCollInfo (unless !callTuner), then
+// NCCL's own choice for what the tuner left open.
+ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, bool callTuner, Decision* d) {
   Runtime& rt = RT();
   const simnccl::Model& m = *rt.model;
   float table[simnccl::kNumAlgos][simnccl::kNumProtos], orig[simnccl::kNumAlgos][simnccl::kNumProtos];
   m.CostTable(coll, nBytes, comm->nranks, comm->budget, table);
   std::memcpy(orig, table, sizeof table);
-  simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
-  *cfg = def;
-  chunks->assign(1, simnccl::ProtoDefaultChunk(def.proto));
-  TunerPlugin& t = rt.tuner;
+  const simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
+  *d = Decision{};
+  d->cfg.algo = def.algo, d->cfg.proto = def.proto;
   // A one-rank communicator's collectives are a local copy in NCCL, launched without the tuner (recorded on 2xH200
-  // with NCCL 2.28.9: the 1-rank communicators of a split make no getCollInfo call).
-  if (t.version == 0 || !comm->tunerCtx || comm->nranks == 1) {
-    *durUs = m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
-    return ncclSuccess;
-  }
+  // with NCCL 2.28.9: the 1-rank communicators of a split make no getCollInfo call) and on no channel.
+  if (comm->nranks == 1) return ncclSuccess;
+  TunerPlugin& t = rt.tuner;
   int nChannels = 0;
-  ncclResult_t rc;
-  auto fn = t.version == 6 ? t.v6->getCollInfo : t.version == 5 ? t.v5->getCollInfo : t.v4->getCollInfo;
-  rc = CallPlugin(fn, comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table, simnccl::kNumAlgos,
-                  simnccl::kNumProtos, 0, &nChannels);
-  unsigned validMask = 0;
-  for (int a = 0; a < simnccl::kNumAlgos; a++)
-    for (int p = 0; p < simnccl::kNumProtos; p++)
-      if (orig[a][p] >= 0) validMask |= 1u << (a * simnccl::kNumProtos + p);
-  if (rc != ncclSuccess) {
-    rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> error %d", coll, nBytes, numPipeOps, validMask,
-             (int)rc);
-    return Fail(rc, "tuner getCollInfo returned %d: the collective fails, as in NCCL", (int)rc);
-  }
-  bool overridden = std::memcmp(orig, table, sizeof table) != 0 || nChannels != 0;
-  float best = INFINITY;
-  for (int a = 0; a < simnccl::kNumAlgos; a++)
-    for (int p = 0; p < simnccl::kNumProtos; p++)
-      if (table[a][p] >= 0 && table[a][p] < best) best = table[a][p], cfg->algo = a, cfg->proto = p;
-  cfg->nc = nChannels > 0 ? std::min(nChannels, comm->budget) : def.nc;
-  size_t defChunk = simnccl::ProtoDefaultChunk(cfg->proto);
-  chunks->assign(1, defChunk);
-  rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> algo %d proto %d nChannels %d (ran %d)", coll,
-           nBytes, numPipeOps, validMask, cfg->algo, cfg->proto, nChannels, cfg->nc);
-  if (t.version == 6 && t.v6->getChunkSize) {
-    chunks->clear();
-    for (int s = 0; s < cfg->nc; s++) {
-      size_t slice = nBytes / cfg->nc + ((size_t)s < nBytes % cfg->nc ? 1 : 0);
-      size_t chunk = defChunk;
-      rc = CallPlugin(t.v6->getChunkSize, comm->tunerCtx, (ncclFunc_t)coll, slice, cfg->algo, cfg->proto, 1, &chunk);
-      if (rc != ncclSuccess) return Fail(rc, "tuner getChunkSize returned %d: the collective fails", (int)rc);
-      chunk = std::min(chunk, simnccl::ProtoMaxChunk(cfg->proto));
-      rt.Trace("getChunkSize func %d nBytes %zu algo %d proto %d nChannels 1 -> chunk %zu", coll, slice, cfg->algo,
-               cfg->proto, chunk);
-      if (chunk < simnccl::ProtoGrain(cfg->proto)) {
-        std::fprintf(stderr,
-                     "simnccl: ERROR tuner chunk size %zu is below protocol %d's grain %zu: real NCCL would divide "
-                     "by zero here\n",
-                     chunk, cfg->proto, simnccl::ProtoGrain(cfg->proto));
-        return Fail(ncclInternalError, "tuner chunk size %zu below grain", chunk);
-      }
-      if (chunk != defChunk) overridden = true;
-      chunks->push_back(chunk);
+  if (callTuner && t.version != 0 && comm->tunerCtx) {
+    auto fn = t.version == 6 ? t.v6->getCollInfo : t.version == 5 ? t.v5->getCollInfo : t.v4->getCollInfo;
+    const ncclResult_t rc = CallPlugin(fn, comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table,
+                                       simnccl::kNumAlgos, simnccl::kNumProtos, 0, &nChannels);
+    unsigned validMask = 0;
+    for (int a = 0; a < simnccl::kNumAlgos; a++)
+      for (int p = 0; p < simnccl::kNumProtos; p++)
+        if (orig[a][p] >= 0) validMask |= 1u << (a * simnccl::kNumProtos + p);
+    if (rc != ncclSuccess) {
+      rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> error %d", coll, nBytes, numPipeOps,
+               validMask, (int)rc);
+      return Fail(rc, "tuner getCollInfo returned %d: the collective fails, as in NCCL", (int)rc);
     }
+    float best = INFINITY;
+    for (int a = 0; a < simnccl::kNumAlgos; a++)
+      for (int p = 0; p < simnccl::kNumProtos; p++)
+        if (table[a][p] >= 0 && table[a][p] < best) best = table[a][p], d->cfg.algo = a, d->cfg.proto = p;
+    rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> algo %d proto %d nChannels %d", coll, nBytes,
+             numPipeOps, validMask, d->cfg.algo, d->cfg.proto, nChannels);
+    if (nChannels < 0)
+      return Fail(ncclInvalidArgument, "tuner nChannels %d is negative: real NCCL would plan garbage", nChannels);
+    d->overridden = std::memcmp(orig, table, sizeof table) != 0 || nChannels != 0;
   }
-  cfg->chunk = chunks->empty() ? 0 : (*chunks)[0];
-  *durUs = overridden ? m.Duration(coll, nBytes, comm->nranks, *cfg, comm->budget)
-                      : m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
+  const simnccl::AlgoChannels own =
+      simnccl::NcclAlgoChannels(d->cfg.algo, d->cfg.proto, nBytes, comm->nranks, comm->budget);
+  d->cfg.nc = nChannels != 0 ? nChannels : own.nMaxChannels;  // NCCL keeps the tuner's bound as it is
+  d->asked = nChannels;
+  d->nWarps = own.nWarps;
+  return ncclSuccess;
+}
+
+// Tuner v6's chunk sizes for a planned task, called where NCCL calls them (calcCollChunking, once per part of the
+// task's channel span: first channel, last channel, middle channels, each with that channel's bytes and
+// nChannels 1). Without tuner v6 the protocol's default chunk.
+ncclResult_t ChunkSizes(Task* task) {
+  Runtime& rt = RT();
+  ncclComm* comm = task->comm;
+  const int proto = task->cfg.proto;
+  const size_t defChunk = simnccl::ProtoDefaultChunk(proto);
+  task->chunks.assign(1, defChunk);
+  TunerPlugin& t = rt.tuner;
+  if (t.version != 6 || !t.v6->getChunkSize || !comm->tunerCtx || comm->nranks == 1) return ncclSuccess;
+  const simnccl::ChannelTask pt = PlannerTask(*task);
+  const size_t bytesPerElement =
+      pt.elemSize * (task->coll == simnccl::kAllGather || task->coll == simnccl::kReduceScatter ? comm->nranks : 1);
+  auto ask = [&](size_t count, uint64_t* chunkOut) -> ncclResult_t {
+    size_t chunk = defChunk;
+    const size_t nBytes = bytesPerElement * count;
+    ncclResult_t rc = CallPlugin(t.v6->getChunkSize, comm->tunerCtx, (ncclFunc_t)task->coll, nBytes, task->cfg.algo,
+                                 proto, 1, &chunk);
+    if (rc != ncclSuccess) return Fail(rc, "tuner getChunkSize returned %d: the collective fails", (int)rc);
+    chunk = std::min(chunk, simnccl::ProtoMaxChunk(proto));
+    rt.Trace("getChunkSize func %d nBytes %zu algo %d proto %d nChannels 1 -> chunk %zu", task->coll, nBytes,
+             task->cfg.algo, proto, chunk);
+    if (chunk < simnccl::ProtoGrain(proto)) {
+      std::fprintf(stderr,
+                   "simnccl: ERROR tuner chunk size %zu is below protocol %d's grain %zu: real NCCL would divide "
+                   "by zero here\n",
+                   chunk, proto, simnccl::ProtoGrain(proto));
+      return Fail(ncclInternalError, "tuner chunk size %zu below grain", chunk);
+    }
+    if (chunk != defChunk) task->overridden = true;
+    *chunkOut = chunk;
+    return ncclSuccess;
+  };
+  const simnccl::ChannelSpan& s = task->span;
+  uint64_t lo = defChunk, mid = defChunk, hi = defChunk;
+  ncclResult_t rc = ncclSuccess;
+  if (s.countLo != 0 && (rc = ask(s.countLo, &lo)) != ncclSuccess) return rc;
+  if (s.countHi != 0 && (rc = ask(s.countHi, &hi)) != ncclSuccess) return rc;
+  if (s.nMidChannels != 0 && (rc = ask(s.countMid, &mid)) != ncclSuccess) return rc;
+  task->chunks.clear();  // per channel: first, middle ones, last
+  if (s.countLo != 0) task->chunks.push_back(lo);
+  task->chunks.insert(task->chunks.end(), s.nMidChannels, mid);
+  if (s.nChannels > (s.countLo != 0 ? 1 : 0) + s.nMidChannels) task->chunks.push_back(hi);
   return ncclSuccess;
 }
 
@@ -838,8 +882,8 @@ void RunColl(Task& t, bool moveRequested) {
   if (seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo)) ranUs *= rt.env.driftFactor;
   rt.clockUs = start + ranUs;
   if (c->rank == 0)
-    rt.Trace("ran comm %s op %llu %s model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
-             Describe(h->slots[0].rec).c_str(), t.durUs, ranUs);
+    rt.Trace("ran comm %s op %llu %s asked %d model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
+             Describe(h->slots[0].rec).c_str(), t.asked, t.durUs, ranUs);
   if (anyMove && rt.env.move != Settings::kNever) {
     rt.movedCalls++;
     const size_t es = TypeSize(t.dtype), n = c->nranks, me = c->rank;
@@ -957,80 +1001,177 @@ void RunP2P(std::vector<Task*>& ops) {
   }
 }
 
-// Launches a closed group (or one ungrouped call): per communicator, NCCL's binning and tuner calls, then execution.
+// One communicator's part of a closed group, as NCCL's planner holds it: collective tasks binned for the tuner,
+// the broadcasts NCCL >= 2.29 runs as one AllGatherV, send/receive tasks.
+struct CommPlan {
+  ncclComm* comm = nullptr;
+  std::vector<Task*> colls, agv, p2p;
+  std::vector<std::vector<Task*>> bins;  // NCCL's queue order: per (func, op, type), ascending sizes merged in 4x
+  std::vector<int> binColl;
+  std::vector<Decision> decisions;  // one per bin
+};
+
+// NCCL's task sorter and binning (ncclPrepareTasks). Sorted by traffic descending as the task sorter does: into
+// coarse size bins (SorterBin), largest bin first, and within a bin the task enqueued last first (each bin is a
+// LIFO). Then per (func, op, type) ascending; aggregate within 4x of the bin's first. Recorded on 2xH200 with NCCL
+// 2.28.9: a group of equal-sized allgather, reducescatter, broadcast, reduce reaches the tuner in the reverse of
+// the order of the calls.
+void BinTasks(CommPlan* p) {
+  std::vector<std::pair<uint32_t, size_t>> order(p->colls.size());  // (bin, enqueue index)
+  for (size_t i = 0; i < p->colls.size(); i++) order[i] = {SorterBin(p->colls[i]->traffic), i};
+  std::vector<size_t> idx(p->colls.size());
+  for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return order[a].first != order[b].first ? order[a].first > order[b].first : order[a].second > order[b].second;
+  });
+  std::vector<std::tuple<int, int, int>> keys;
+  std::map<std::tuple<int, int, int>, std::vector<Task*>> byKey;
+  for (size_t i : idx) {
+    Task* t = p->colls[i];
+    auto k = std::make_tuple(t->coll, (int)std::min<int>(t->op, ncclNumOps), (int)t->dtype);
+    if (!byKey.count(k)) keys.push_back(k);
+    byKey[k].insert(byKey[k].begin(), t);  // LIFO: ascending size
+  }
+  for (auto& k : keys) {
+    auto& v = byKey[k];
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i + 1;
+      while (j < v.size() && v[j]->traffic < 4 * v[i]->traffic) j++;
+      p->bins.emplace_back(v.begin() + i, v.begin() + j);
+      p->binColl.push_back(std::get<0>(k));
+      i = j;
+    }
+  }
+}
+
+// The model's time for a bin of tasks run as `cfg`: NCCL's default time when the tuner changed nothing.
+double BinDuration(ncclComm* c, int coll, size_t nBytes, const simnccl::Config& cfg, bool overridden) {
+  const simnccl::Model& m = *RT().model;
+  return overridden ? m.Duration(coll, nBytes, c->nranks, cfg, c->budget)
+                    : m.DefaultDuration(coll, nBytes, c->nranks, c->budget);
+}
+
+// NCCL's launch preparation for one communicator (ncclLaunchPrepare): the planner
+// spreads the tasks over channels (scheduleCollTasksToPlan), tuner v6 gives chunk sizes, the AllGatherV of NCCL
+// >= 2.29 gets its tuner call; then the model times each bin at the channels its tasks really run on. simulate
+// (ncclGroupSimulateEnd): the plan only, no plugin call.
+ncclResult_t PlanComm(CommPlan* p, bool simulate, double* simTime) {
+  Runtime& rt = RT();
+  ncclComm* c = p->comm;
+  std::vector<Task*> queue;
+  for (size_t b = 0; b < p->bins.size(); b++)
+    for (Task* t : p->bins[b]) {
+      const Decision& d = p->decisions[b];
+      t->cfg = d.cfg, t->asked = d.asked, t->nWarps = d.nWarps, t->overridden = d.overridden;
+      queue.push_back(t);
+    }
+  if (c->nranks > 1 && !queue.empty()) {
+    std::vector<simnccl::ChannelTask> planned;
+    for (Task* t : queue) planned.push_back(PlannerTask(*t));
+    const std::vector<simnccl::ChannelSpan> spans =
+        simnccl::ScheduleChannels(planned, c->nranks, c->budget, rt.env.version);
+    for (size_t i = 0; i < queue.size(); i++) queue[i]->span = spans[i], queue[i]->cfg.nc = spans[i].nChannels;
+  }
+  for (Task* t : queue) {
+    if (c->nranks == 1) t->cfg.nc = 0;  // a local copy
+    if (simulate) {
+      t->chunks.assign(1, simnccl::ProtoDefaultChunk(t->cfg.proto));
+    } else if (ncclResult_t rc = ChunkSizes(t); rc != ncclSuccess) {
+      return rc;
+    }
+    t->cfg.chunk = t->chunks[0];
+  }
+  for (size_t b = 0; b < p->bins.size(); b++) {
+    size_t nBytes = 0, traffic = 0;
+    std::set<int> channels;
+    bool overridden = false;
+    for (Task* t : p->bins[b]) {
+      nBytes += NBytes(*t), traffic += std::max<size_t>(1, t->traffic);
+      for (int ch = 0; ch < t->cfg.nc; ch++) channels.insert(t->span.channelLo + ch);
+      overridden |= t->overridden;
+    }
+    simnccl::Config cfg = p->decisions[b].cfg;
+    cfg.nc = static_cast<int>(channels.size()), cfg.chunk = p->bins[b][0]->cfg.chunk;
+    const double dur = BinDuration(c, p->binColl[b], nBytes, cfg, overridden);
+    *simTime += dur;
+    for (Task* t : p->bins[b]) t->durUs = dur * std::max<size_t>(1, t->traffic) / traffic;
+  }
+  if (!p->agv.empty()) {
+    // One AllGatherV kernel on Ring, each broadcast cut into as many parts as the tuner's or NCCL's channel bound
+    // (NCCL does not clamp a tuner's bound here; the simulation does, to the communicator's channels).
+    size_t maxBytes = 0, sumBytes = 0;
+    std::vector<size_t> bytes;
+    for (Task* t : p->agv) {
+      bytes.push_back(t->count * TypeSize(t->dtype));
+      maxBytes = std::max(maxBytes, bytes.back()), sumBytes += bytes.back();
+    }
+    Decision d;
+    if (ncclResult_t rc = Decide(c, simnccl::kAllGather, maxBytes * c->nranks, 1, !simulate, &d); rc != ncclSuccess)
+      return rc;
+    simnccl::Config cfg{simnccl::kAlgoRing, d.cfg.proto, 0, 0};
+    cfg.nc = simnccl::AllGatherVChannels(bytes, std::clamp(d.cfg.nc, 1, c->budget));
+    const double dur = BinDuration(c, simnccl::kAllGather, sumBytes, cfg, d.overridden);
+    *simTime += dur;
+    for (size_t i = 0; i < p->agv.size(); i++) {
+      Task* t = p->agv[i];
+      t->cfg = cfg, t->asked = d.asked, t->nWarps = d.nWarps, t->overridden = d.overridden;
+      t->chunks.assign(1, simnccl::ProtoDefaultChunk(cfg.proto));
+      t->durUs = dur * std::max<size_t>(1, bytes[i]) / std::max<size_t>(1, sumBytes);
+    }
+  }
+  return ncclSuccess;
+}
+
+// Launches a closed group (or one ungrouped call) as NCCL's groupLaunch does: every communicator's tuner calls
+// (ncclPrepareTasks), then per communicator the plan and its launch, then execution.
 ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
   Runtime& rt = RT();
   bool move = tMoveNext;
   tMoveNext = false;
-  std::vector<ncclComm*> comms;
-  for (auto& t : tasks)
-    if (t.kind == kColl && std::find(comms.begin(), comms.end(), t.comm) == comms.end()) comms.push_back(t.comm);
-  double simTime = 0;
-  for (ncclComm* c : comms) {
-    std::vector<Task*> colls;
-    for (auto& t : tasks)
-      if (t.kind == kColl && t.comm == c) colls.push_back(&t), t.traffic = Traffic(t);
-    // NCCL >= 2.29: broadcasts from several roots in one group run as one AllGather(V).
+  // NCCL's list of the group's communicators: in the order of their first task. A one-rank communicator's
+  // collective is no task in NCCL (a copy at the call); the simulation runs those last.
+  std::vector<CommPlan> plans;
+  auto planOf = [&](ncclComm* c) -> CommPlan& {
+    for (CommPlan& p : plans)
+      if (p.comm == c) return p;
+    plans.emplace_back();
+    plans.back().comm = c;
+    return plans.back();
+  };
+  for (int pass = 0; pass < 2; pass++)
+    for (Task& t : tasks)
+      if ((t.kind == kColl && t.comm->nranks == 1) == (pass == 1)) {
+        CommPlan& p = planOf(t.comm);
+        if (t.kind != kColl) {
+          p.p2p.push_back(&t);
+          continue;
+        }
+        t.traffic = Traffic(t);
+        p.colls.push_back(&t);
+      }
+  for (CommPlan& p : plans) {
+    // NCCL >= 2.29: broadcasts from several roots in one group run as one AllGatherV.
     std::set<int> roots;
-    std::vector<Task*> bcasts;
-    for (Task* t : colls)
-      if (t->coll == simnccl::kBroadcast) roots.insert(t->root), bcasts.push_back(t);
-    std::vector<std::vector<Task*>> bins;
-    std::vector<int> binColl;
+    for (Task* t : p.colls)
+      if (t->coll == simnccl::kBroadcast) roots.insert(t->root);
     if (rt.env.version >= 22900 && roots.size() > 1) {
-      bins.push_back(bcasts);
-      binColl.push_back(simnccl::kAllGather);
-      colls.erase(std::remove_if(colls.begin(), colls.end(), [](Task* t) { return t->coll == simnccl::kBroadcast; }),
-                  colls.end());
+      auto isBcast = [](Task* t) { return t->coll == simnccl::kBroadcast; };
+      std::copy_if(p.colls.begin(), p.colls.end(), std::back_inserter(p.agv), isBcast);
+      p.colls.erase(std::remove_if(p.colls.begin(), p.colls.end(), isBcast), p.colls.end());
     }
-    int nTasksColl = (int)colls.size() + (bins.empty() ? 0 : (int)bcasts.size());
-    // Sorted by traffic descending as NCCL's task sorter does: into coarse size bins (SorterBin), largest bin first,
-    // and within a bin the task enqueued last first (each bin is a LIFO). Then per (func, op, type) ascending;
-    // aggregate within 4x of the bin's first. Recorded on 2xH200 with NCCL 2.28.9: a group of equal-sized
-    // allgather, reducescatter, broadcast, reduce reaches the tuner in the reverse of the order of the calls.
-    std::vector<Task*> sorted = colls;
-    std::vector<std::pair<uint32_t, size_t>> order(sorted.size());  // (bin, enqueue index)
-    for (size_t i = 0; i < sorted.size(); i++) order[i] = {SorterBin(sorted[i]->traffic), i};
-    std::vector<size_t> idx(sorted.size());
-    for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      return order[a].first != order[b].first ? order[a].first > order[b].first : order[a].second > order[b].second;
-    });
-    for (size_t i = 0; i < idx.size(); i++) sorted[i] = colls[idx[i]];
-    std::vector<std::tuple<int, int, int>> keys;
-    std::map<std::tuple<int, int, int>, std::vector<Task*>> byKey;
-    for (Task* t : sorted) {
-      auto k = std::make_tuple(t->coll, (int)std::min<int>(t->op, ncclNumOps), (int)t->dtype);
-      if (!byKey.count(k)) keys.push_back(k);
-      byKey[k].insert(byKey[k].begin(), t);  // LIFO: ascending size
-    }
-    for (auto& k : keys) {
-      auto& v = byKey[k];
-      for (size_t i = 0; i < v.size();) {
-        size_t j = i + 1;
-        while (j < v.size() && v[j]->traffic < 4 * v[i]->traffic) j++;
-        bins.emplace_back(v.begin() + i, v.begin() + j);
-        binColl.push_back(std::get<0>(k));
-        i = j;
-      }
-    }
-    int numPipeOps = (nTasksColl + c->budget - 1) / c->budget;
-    for (size_t b = 0; b < bins.size(); b++) {
-      size_t nBytes = 0, traffic = 0;
-      for (Task* t : bins[b]) nBytes += NBytes(*t), traffic += std::max<size_t>(1, t->traffic);
-      simnccl::Config cfg;
-      std::vector<uint64_t> chunks;
-      double dur = 0;
-      ncclResult_t rc = Decide(c, binColl[b], nBytes, numPipeOps, &cfg, &chunks, &dur);
-      if (rc != ncclSuccess) return rc;
-      simTime += dur;
-      for (Task* t : bins[b]) {
-        t->cfg = cfg;
-        t->chunks = chunks;
-        t->durUs = dur * std::max<size_t>(1, t->traffic) / traffic;
-      }
+    BinTasks(&p);
+    const int numPipeOps = (static_cast<int>(p.colls.size()) + p.comm->budget - 1) / p.comm->budget;
+    p.decisions.resize(p.bins.size());
+    for (size_t b = 0; b < p.bins.size(); b++) {
+      size_t nBytes = 0;
+      for (Task* t : p.bins[b]) nBytes += NBytes(*t);
+      if (ncclResult_t rc = Decide(p.comm, p.binColl[b], nBytes, numPipeOps, true, &p.decisions[b]); rc != ncclSuccess)
+        return rc;
     }
   }
+  double simTime = 0;
+  for (CommPlan& p : plans)
+    if (ncclResult_t rc = PlanComm(&p, simInfo != nullptr, &simTime); rc != ncclSuccess) return rc;
   if (simInfo) {
     simInfo->estimatedTime = (float)simTime;
     return ncclSuccess;

@@ -1,6 +1,7 @@
 // Test tuner plugin for the simnccl sim tests. SIMTUNER_MODE=force: Ring/LL128 (Tree/LL128 unavailable → first
-// valid), nChannels 4, chunk 10 grains; SIMTUNER_MODE=inconsistent: like force, but rank 1 (OMPI_COMM_WORLD_RANK)
-// asks for 3 channels on its 5th getCollInfo. Exposes its call statistics through simtunerStats().
+// valid), nChannels 4 (SIMTUNER_CHANNELS, read at every call, asks for another count), chunk 10 grains;
+// SIMTUNER_MODE=inconsistent: like force, but rank 1 (OMPI_COMM_WORLD_RANK) asks for 3 channels on its 5th
+// getCollInfo. Exposes its call statistics through simtunerStats().
 #include <cstdlib>
 #include <cstring>
 
@@ -31,7 +32,8 @@ ncclResult_t GetCollInfo(void*, ncclFunc_t coll, size_t nBytes, int numPipeOps, 
       if (t[a][p] >= 0) mask |= 1ul << (a * numProto + p);
   g.lastValidMask = mask;
   if (t[1][1] >= 0) t[1][1] = 0;  // Ring / LL128
-  *nChannels = 4;
+  const char* channels = std::getenv("SIMTUNER_CHANNELS");
+  *nChannels = channels ? std::atoi(channels) : 4;
   const char* mode = std::getenv("SIMTUNER_MODE");
   if (mode && std::strcmp(mode, "inconsistent") == 0 && Rank() == 1 && g.collInfos == 5) *nChannels = 3;
   return ncclSuccess;
