@@ -1,8 +1,8 @@
 // simnccl: a stand-in libnccl.so.2 for N processes on one host (DESIGN.md §8). Ranks are processes sharing a POSIX
 // shared-memory segment per communicator; collectives run synchronously on the host with real data movement
-// (through bounded staging), tuner plugins are loaded and called as NCCL 2.28/2.30 does, collectives run on the
-// channels NCCL's planner gives them (channels.hpp), time is virtual (model.hpp) and every collective's
-// configuration is compared across ranks.
+// (through bounded staging), tuner and profiler plugins are loaded and called as NCCL 2.28/2.30 does
+// (profiler_host.hpp), collectives run on the channels NCCL's planner gives them (channels.hpp), time is virtual
+// (model.hpp) and every collective's configuration is compared across ranks.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -35,6 +36,7 @@
 #include "channels.hpp"
 #include "model.hpp"
 #include "plugin_support.hpp"
+#include "profiler_host.hpp"
 #include "tuner_abi.h"
 
 namespace {
@@ -169,9 +171,11 @@ struct Runtime {
   std::mutex mu;
   bool tunerLoaded = false;
   TunerPlugin tuner;
+  std::unique_ptr<simnccl::ProfilerHost> profiler;
   FILE* trace = nullptr;
   std::atomic<long long> movedCalls{0}, mismatches{0};
   double clockUs = 0;
+  double lastModelUs = 0;  // the model's time (before noise) of the last collective this process ran
   std::vector<std::pair<ncclDataType_t, double>> preMul;  // index = op - ncclNumOps
   std::vector<const void*> preMulDevPtr;
 
@@ -188,6 +192,9 @@ struct Runtime {
     }
     model = simnccl::WithInterference(std::move(model), env.interference);
     if (!env.trace.empty()) trace = std::fopen(env.trace.c_str(), "a");
+    simnccl::ProfilerHost::TraceFn traceFn;
+    if (trace) traceFn = [this](const std::string& line) { Trace("%s", line.c_str()); };
+    profiler = std::make_unique<simnccl::ProfilerHost>(env.version, std::move(traceFn));
   }
 
   void LoadTunerOnce() {
@@ -261,6 +268,8 @@ struct ncclComm {
   uint64_t noiseKey = 0;  // rank 0's communicator ordinal: reproducible across runs, unlike the name
   int splitCount = 0;
   void* tunerCtx = nullptr;
+  std::optional<std::string> commName;  // ncclConfig_t's commName (a split without a config: its parent's)
+  simnccl::ProfilerComm prof;
   std::set<uint64_t> seenKeys;
   std::vector<uint64_t> sendCount, recvCount;  // per peer, for mailbox matching
 
@@ -332,7 +341,13 @@ uint64_t Fnv(const void* p, size_t n, uint64_t h = 1469598103934665603ULL) {
   return h;
 }
 
-ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int rank, const ncclConfig_t* config) {
+std::optional<std::string> ConfigCommName(const ncclConfig_t* config) {
+  if (!config || !config->commName) return std::nullopt;  // NCCL_CONFIG_UNDEF_PTR is NULL
+  return std::string(config->commName);
+}
+
+ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int rank, const ncclConfig_t* config,
+                    const std::optional<std::string>& commName) {
   if (nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks)
     return Fail(ncclInvalidArgument, "ncclCommInitRank: invalid nranks %d / rank %d (max %d ranks)", nranks, rank,
                 kMaxRanks);
@@ -415,7 +430,10 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   if (minC > 0) budget = std::max(budget, std::min(minC, simnccl::kMaxChannels));
   if (maxC > 0) budget = std::min(budget, maxC);
   comm->budget = std::clamp(budget, 1, simnccl::kMaxChannels);
+  comm->commName = commName;
 
+  // As in NCCL's init: the profiler plugin's init, then the tuner's.
+  rt.profiler->InitComm(&comm->prof, comm->hash, comm->commName ? comm->commName->c_str() : nullptr, nranks, rank);
   TunerPlugin& t = rt.tuner;
   ncclResult_t rc = ncclSuccess;
   if (t.version == 6) {
@@ -442,6 +460,7 @@ void Release(ncclComm* comm, bool callFinalize) {
     if (t.version == 5) CallPlugin(t.v5->finalize, comm->tunerCtx);
     if (t.version == 4) CallPlugin(t.v4->destroy, comm->tunerCtx);
   }
+  if (callFinalize) RT().profiler->FinalizeComm(&comm->prof);  // after the tuner's, as in NCCL's commFree
   comm->hdr->released.fetch_add(1);
   munmap(comm->hdr, comm->mapBytes);
   delete comm;
@@ -675,6 +694,8 @@ struct Task {
   ncclRedOp_t op = ncclSum;
   int root = 0, peer = 0;
   ncclComm* comm = nullptr;
+  void* stream = nullptr;
+  simnccl::ProfilerTag prof;  // from its API events
   // Filled by the tuning step and the planner.
   simnccl::Config cfg;  // cfg.nc: the channels it really runs on
   int asked = 0;        // the tuner's nChannels (0: none asked)
@@ -881,6 +902,7 @@ void RunColl(Task& t, bool moveRequested) {
   double ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
   if (seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo)) ranUs *= rt.env.driftFactor;
   rt.clockUs = start + ranUs;
+  rt.lastModelUs = t.durUs;
   if (c->rank == 0)
     rt.Trace("ran comm %s op %llu %s asked %d model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
              Describe(h->slots[0].rec).c_str(), t.asked, t.durUs, ranUs);
@@ -1009,6 +1031,7 @@ struct CommPlan {
   std::vector<std::vector<Task*>> bins;  // NCCL's queue order: per (func, op, type), ascending sizes merged in 4x
   std::vector<int> binColl;
   std::vector<Decision> decisions;  // one per bin
+  void* stream = nullptr;           // the launch stream: the first call's
 };
 
 // NCCL's task sorter and binning (ncclPrepareTasks). Sorted by traffic descending as the task sorter does: into
@@ -1051,10 +1074,10 @@ double BinDuration(ncclComm* c, int coll, size_t nBytes, const simnccl::Config& 
                     : m.DefaultDuration(coll, nBytes, c->nranks, c->budget);
 }
 
-// NCCL's launch preparation for one communicator (ncclLaunchPrepare): the planner
+// NCCL's launch preparation and launch for one communicator (ncclLaunchPrepare, ncclLaunchKernel): the planner
 // spreads the tasks over channels (scheduleCollTasksToPlan), tuner v6 gives chunk sizes, the AllGatherV of NCCL
-// >= 2.29 gets its tuner call; then the model times each bin at the channels its tasks really run on. simulate
-// (ncclGroupSimulateEnd): the plan only, no plugin call.
+// >= 2.29 gets its tuner call; then the model times each bin at the channels its tasks really run on, and the
+// profiler sees the plans' launches. simulate (ncclGroupSimulateEnd): the plan only, no plugin call.
 ncclResult_t PlanComm(CommPlan* p, bool simulate, double* simTime) {
   Runtime& rt = RT();
   ncclComm* c = p->comm;
@@ -1119,6 +1142,28 @@ ncclResult_t PlanComm(CommPlan* p, bool simulate, double* simTime) {
       t->durUs = dur * std::max<size_t>(1, bytes[i]) / std::max<size_t>(1, sumBytes);
     }
   }
+  if (simulate) return ncclSuccess;
+  // The plans' launches. NCCL makes no task for a one-rank communicator's collective; its AllGatherV plan has no
+  // task events (and, with other collectives, is a plan of its own, with the group's sends and receives).
+  std::vector<simnccl::ProfilerColl> colls;
+  if (c->nranks > 1)
+    for (Task* t : queue) {
+      const simnccl::ChannelTask pt = PlannerTask(*t);
+      simnccl::ProfilerColl pc;
+      pc.tag = t->prof, pc.func = t->coll, pc.sendBuff = t->send, pc.recvBuff = t->recv, pc.count = pt.count;
+      pc.root = t->root, pc.dtype = pt.elemSize == TypeSize(t->dtype) ? t->dtype : ncclInt8;
+      pc.nChannels = t->cfg.nc, pc.nWarps = t->nWarps, pc.algo = t->cfg.algo, pc.proto = t->cfg.proto;
+      colls.push_back(pc);
+    }
+  std::vector<simnccl::ProfilerTag> p2ps;
+  for (Task* t : p->p2p) p2ps.push_back(t->prof);
+  simnccl::ProfilerHost& prof = *rt.profiler;
+  if (p->agv.empty() || colls.empty()) {
+    if (!colls.empty() || !p2ps.empty()) prof.LaunchPlan(&c->prof, p->stream, colls, p2ps);
+  } else {
+    prof.LaunchPlan(&c->prof, p->stream, colls, {});
+    if (!p2ps.empty()) prof.LaunchPlan(&c->prof, p->stream, {}, p2ps);
+  }
   return ncclSuccess;
 }
 
@@ -1142,6 +1187,7 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
     for (Task& t : tasks)
       if ((t.kind == kColl && t.comm->nranks == 1) == (pass == 1)) {
         CommPlan& p = planOf(t.comm);
+        if (p.colls.empty() && p.p2p.empty() && p.agv.empty()) p.stream = t.stream;
         if (t.kind != kColl) {
           p.p2p.push_back(&t);
           continue;
@@ -1185,6 +1231,7 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
   return ncclSuccess;
 }
 
+// One API call, with the profiler's API events around it as ncclEnqueueCheck makes them.
 ncclResult_t Enqueue(Task t) {
   if (!t.comm) return Fail(ncclInvalidArgument, "NULL communicator");
   if (t.kind == kColl && (t.coll == simnccl::kBroadcast || t.coll == simnccl::kReduce) &&
@@ -1196,20 +1243,33 @@ ncclResult_t Enqueue(Task t) {
   if (t.op < 0 || (t.op >= ncclNumOps && (size_t)(t.op - ncclNumOps) >= RT().preMul.size()))
     return Fail(ncclInvalidArgument, "invalid reduction op %d", (int)t.op);
   // NCCL drops a collective of zero elements once its arguments are checked: no task, no tuner call (recorded on
-  // 2xH200 with NCCL 2.28.9, grouped and ungrouped).
+  // 2xH200 with NCCL 2.28.9, grouped and ungrouped), no profiler event.
   if (t.kind == kColl && t.count == 0) return ncclSuccess;
+  simnccl::ProfilerHost& prof = *RT().profiler;
+  const int depth = tGroupDepth + 1;  // NCCL's group depth inside the call: its own implicit group included
+  prof.EnqueueBegin();
+  if (t.kind != kColl) {
+    t.prof = prof.P2pApi(&t.comm->prof, depth, t.kind == kSend, t.count, t.dtype, t.stream);
+  } else if (t.comm->nranks > 1) {
+    t.prof = prof.CollApi(&t.comm->prof, depth, t.coll, t.count, t.dtype, t.root, t.stream);
+  }
+  prof.GroupEndBegin();
   if (tGroupDepth > 0) {
     tGroupTasks.push_back(t);
+    prof.GroupEndExit();
     return ncclSuccess;
   }
   std::vector<Task> one{t};
-  return Launch(one, nullptr);
+  const ncclResult_t rc = Launch(one, nullptr);
+  prof.GroupEndExit();
+  return rc;
 }
 
-Task Coll(int coll, const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
-          ncclComm_t comm) {
+Task Coll(int coll, const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root, ncclComm_t comm,
+          cudaStream_t stream) {
   Task t;
   t.coll = coll, t.send = s, t.recv = r, t.count = count, t.dtype = dt, t.op = op, t.root = root, t.comm = comm;
+  t.stream = stream;
   return t;
 }
 
@@ -1241,7 +1301,7 @@ ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId 
   commId.internal[NCCL_UNIQUE_ID_BYTES - 1] = 0;
   if (std::strncmp(commId.internal, "simnccl-", 8) != 0)
     return Fail(ncclInvalidArgument, "ncclCommInitRank: unique id was not made by simnccl's ncclGetUniqueId");
-  return Attach(comm, commId.internal, nranks, rank, config);
+  return Attach(comm, commId.internal, nranks, rank, config, ConfigCommName(config));
 }
 
 ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
@@ -1272,7 +1332,8 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
     if (members[i].second == comm->rank) myRank = (int)i;
   std::string name = comm->name + ".s" + std::to_string(splitNo) + "c" + std::to_string(color);
   if (name.size() > 200) name = "simnccl-h" + std::to_string(Fnv(name.data(), name.size()));
-  return Attach(newcomm, name, (int)members.size(), myRank, config);
+  // Without a config NCCL copies the parent's, its name included.
+  return Attach(newcomm, name, (int)members.size(), myRank, config, config ? ConfigCommName(config) : comm->commName);
 }
 
 ncclResult_t pncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
@@ -1329,34 +1390,35 @@ const char* pncclGetErrorString(ncclResult_t r) {
 const char* pncclGetLastError(ncclComm_t) { return tLastError.c_str(); }
 
 ncclResult_t pncclAllReduce(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, ncclComm_t comm,
-                            cudaStream_t) {
-  return Enqueue(Coll(simnccl::kAllReduce, s, r, count, dt, op, 0, comm));
+                            cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kAllReduce, s, r, count, dt, op, 0, comm, stream));
 }
-ncclResult_t pncclAllGather(const void* s, void* r, size_t count, ncclDataType_t dt, ncclComm_t comm, cudaStream_t) {
-  return Enqueue(Coll(simnccl::kAllGather, s, r, count, dt, ncclSum, 0, comm));
+ncclResult_t pncclAllGather(const void* s, void* r, size_t count, ncclDataType_t dt, ncclComm_t comm,
+                            cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kAllGather, s, r, count, dt, ncclSum, 0, comm, stream));
 }
 ncclResult_t pncclReduceScatter(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                                ncclComm_t comm, cudaStream_t) {
-  return Enqueue(Coll(simnccl::kReduceScatter, s, r, count, dt, op, 0, comm));
+                                ncclComm_t comm, cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kReduceScatter, s, r, count, dt, op, 0, comm, stream));
 }
 ncclResult_t pncclBroadcast(const void* s, void* r, size_t count, ncclDataType_t dt, int root, ncclComm_t comm,
-                            cudaStream_t) {
-  return Enqueue(Coll(simnccl::kBroadcast, s, r, count, dt, ncclSum, root, comm));
+                            cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kBroadcast, s, r, count, dt, ncclSum, root, comm, stream));
 }
 ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm, cudaStream_t stream) {
   return ncclBroadcast(buff, buff, count, dt, root, comm, stream);  // through the PLT, as NCCL does
 }
 ncclResult_t pncclReduce(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
-                         ncclComm_t comm, cudaStream_t) {
-  return Enqueue(Coll(simnccl::kReduce, s, r, count, dt, op, root, comm));
+                         ncclComm_t comm, cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kReduce, s, r, count, dt, op, root, comm, stream));
 }
-ncclResult_t pncclSend(const void* s, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t) {
-  Task t = Coll(0, s, nullptr, count, dt, ncclSum, 0, comm);
+ncclResult_t pncclSend(const void* s, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t stream) {
+  Task t = Coll(0, s, nullptr, count, dt, ncclSum, 0, comm, stream);
   t.kind = kSend, t.peer = peer;
   return Enqueue(t);
 }
-ncclResult_t pncclRecv(void* r, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t) {
-  Task t = Coll(0, nullptr, r, count, dt, ncclSum, 0, comm);
+ncclResult_t pncclRecv(void* r, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t stream) {
+  Task t = Coll(0, nullptr, r, count, dt, ncclSum, 0, comm, stream);
   t.kind = kRecv, t.peer = peer;
   return Enqueue(t);
 }
@@ -1367,10 +1429,16 @@ ncclResult_t pncclGroupStart() {
 }
 static ncclResult_t GroupEnd(ncclSimInfo_t* simInfo) {
   if (tGroupDepth <= 0) return Fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
-  if (--tGroupDepth > 0) return ncclSuccess;
-  std::vector<Task> tasks;
-  tasks.swap(tGroupTasks);
-  return Launch(tasks, simInfo);
+  simnccl::ProfilerHost& prof = *RT().profiler;
+  prof.GroupEndBegin();
+  ncclResult_t rc = ncclSuccess;
+  if (--tGroupDepth == 0) {
+    std::vector<Task> tasks;
+    tasks.swap(tGroupTasks);
+    rc = Launch(tasks, simInfo);
+  }
+  prof.GroupEndExit();
+  return rc;
 }
 ncclResult_t pncclGroupEnd() { return GroupEnd(nullptr); }
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
@@ -1411,6 +1479,7 @@ __attribute__((visibility("default"))) void simncclSetMoveData(int on) { tMoveNe
 __attribute__((visibility("default"))) long long simncclMovedCalls(void) { return RT().movedCalls.load(); }
 __attribute__((visibility("default"))) long long simncclMismatchCount(void) { return RT().mismatches.load(); }
 __attribute__((visibility("default"))) double simncclVirtualTimeUs(void) { return RT().clockUs; }
+__attribute__((visibility("default"))) double simncclLastModelUs(void) { return RT().lastModelUs; }
 
 }  // extern "C"
 
