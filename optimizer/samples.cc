@@ -21,6 +21,7 @@ Config Plain(const Config& c) { return Config{c.algo, c.proto, c.channels, 0}; }
 void SampleStore::NoteRan(const Config& asked, const Config& ran) {
   if (!ran.HasSubspace() || ran.channels <= 0) return;
   if (asked.IsDefault()) {
+    if (!default_ran_ || !(*default_ran_ == Plain(ran))) ++truth_version_;
     default_ran_ = Plain(ran);
     return;
   }
@@ -28,7 +29,10 @@ void SampleStore::NoteRan(const Config& asked, const Config& ran) {
   const Config before = Effective(asked);
   Config r = Plain(ran);
   r.chunk_bytes = asked.chunk_bytes;
-  ran_[KeyOf(asked)] = r;
+  auto [known, inserted] = ran_.try_emplace(KeyOf(asked), r);
+  if (!inserted && known->second == r) return;  // nothing new
+  known->second = r;
+  ++truth_version_;
   const std::pair<int, int> sub{asked.algo, asked.proto};
   if (asked.channels > 0 && ran.algo == asked.algo && ran.proto == asked.proto) {
     if (ran.channels < asked.channels) {
@@ -49,8 +53,15 @@ void SampleStore::NoteRan(const Config& asked, const Config& ran) {
       auto& dst = samples_[KeyOf(after)];
       dst.insert(dst.end(), moved.begin(), moved.end());
       std::sort(dst.begin(), dst.end(), [](const Sample& a, const Sample& b) { return a.index < b.index; });
+      if (after.IsDefault()) IndexDefaults();
+      ++version_;
     }
   }
+}
+
+void SampleStore::IndexDefaults() {
+  default_by_stream_.clear();
+  for (const Sample& s : Of(Config{})) default_by_stream_[s.stream].push_back(s);
 }
 
 Config SampleStore::Effective(const Config& asked) const {
@@ -81,7 +92,10 @@ bool SampleStore::ChannelsKnown(int algo, int proto, int channels) const {
 
 void SampleStore::Add(const Config& asked, double us, int stream) {
   const Config key = TwinOfDefault(asked) ? Config{} : Effective(asked);
-  samples_[KeyOf(key)].push_back(Sample{us, next_index_++, stream});
+  const Sample s{us, next_index_++, stream};
+  samples_[KeyOf(key)].push_back(s);
+  if (key.IsDefault()) default_by_stream_[stream].push_back(s);
+  ++version_;
 }
 
 const std::vector<Sample>& SampleStore::Of(const Config& effective) const {
@@ -110,15 +124,20 @@ double SampleStore::Absolute(const Config& effective) const {
 
 double SampleStore::LocalDefault(int64_t index, int stream) const {
   // The kLocal default samples of `stream` nearest in arrival order (ties: earlier first).
-  std::vector<std::pair<int64_t, double>> near;  // (distance, us)
-  for (const Sample& s : Of(Config{}))
-    if (s.stream == stream) near.emplace_back(s.index > index ? s.index - index : index - s.index, s.us);
-  if (near.empty()) return kInf;
-  const size_t k = std::min<size_t>(kLocal, near.size());
-  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
-  std::vector<double> v;
-  for (size_t i = 0; i < k; ++i) v.push_back(near[i].second);
-  return Median(std::move(v));
+  auto it = default_by_stream_.find(stream);
+  if (it == default_by_stream_.end() || it->second.empty()) return kInf;
+  const std::vector<Sample>& d = it->second;
+  auto pos = std::lower_bound(d.begin(), d.end(), index, [](const Sample& s, int64_t i) { return s.index < i; });
+  int lo = static_cast<int>(pos - d.begin()) - 1, hi = static_cast<int>(pos - d.begin());
+  const int n = static_cast<int>(d.size());
+  double near[kLocal];
+  int k = 0;
+  while (k < kLocal && (lo >= 0 || hi < n)) {
+    const bool take_lo = hi >= n || (lo >= 0 && index - d[lo].index <= d[hi].index - index);
+    near[k++] = take_lo ? d[lo--].us : d[hi++].us;
+  }
+  std::sort(near, near + k);
+  return k % 2 ? near[k / 2] : 0.5 * (near[k / 2 - 1] + near[k / 2]);
 }
 
 std::vector<double> SampleStore::Normalised(const Config& effective, int64_t since) const {
@@ -134,11 +153,17 @@ std::vector<double> SampleStore::Normalised(const Config& effective, int64_t sin
 double SampleStore::Relative(const Config& effective, int64_t since) const {
   if (effective.IsDefault()) return Of(effective).empty() ? kInf : 1.0;
   if (Count(effective, since) == 0) return kInf;
+  auto& cached = relative_cache_[{KeyOf(effective), since}];
+  if (cached.first == version_ + 1) return cached.second;
+  double v;
   if (Count(Config{}) < 2) {
     const double d = Absolute(Config{});
-    return std::isfinite(d) && d > 0 ? Absolute(effective) / d : kInf;
+    v = std::isfinite(d) && d > 0 ? Absolute(effective) / d : kInf;
+  } else {
+    v = Median(Normalised(effective, since));
   }
-  return Median(Normalised(effective, since));
+  cached = {version_ + 1, v};
+  return v;
 }
 
 double SampleStore::Noise() const {
@@ -176,6 +201,9 @@ double SampleStore::RelativeStdErr(const Config& effective, double floor, int64_
 
 void SampleStore::Clear() {
   samples_.clear();
+  default_by_stream_.clear();
+  relative_cache_.clear();
+  ++version_;
   next_index_ = 0;
 }
 

@@ -132,13 +132,25 @@ struct Search::Impl {
     pending.clear();
   }
 
+  // Set by whatever can move the search on: samples, lost samples, channel truth (truth_seen).
+  bool dirty = true;
+  uint64_t truth_seen = ~uint64_t{0};
+
   void Advance() {
+    const bool truth_changed = store.truth_version() != truth_seen;
+    if (!dirty && !truth_changed) return;
+    dirty = false;
+    truth_seen = store.truth_version();
+    bool rescreen = truth_changed;
     for (int guard = 0; guard < 64; ++guard) {
-      Normalise();
+      if (truth_changed) Normalise();
       switch (stage) {
         case Stage::kScreen: {
-          for (const Config& c : internal::ScreenSet(space, opt, prior, store))
-            if (std::find(pool.begin(), pool.end(), c) == pool.end()) pool.push_back(c);
+          if (rescreen || pool.empty()) {
+            rescreen = false;
+            for (const Config& c : internal::ScreenSet(space, opt, prior, store))
+              if (std::find(pool.begin(), pool.end(), c) == pool.end()) pool.push_back(c);
+          }
           if (pool.empty()) return Converge(Config{});  // nothing to try: NCCL's default
           if (!RoundComplete()) return;
           const int n = static_cast<int>(pool.size());
@@ -212,10 +224,12 @@ struct Search::Impl {
   std::pair<std::vector<Config>, int> LikelyNext() const {
     switch (stage) {
       case Stage::kScreen: {
-        // The better half of what was screened so far, to the first race round's target.
+        // The better half of what was screened so far, to the first race round's target; before any
+        // screening sample is back, every screened config (any of them may survive).
         std::vector<Config> measured;
         for (const Config& c : pool)
           if (store.Count(c) > 0) measured.push_back(c);
+        if (measured.empty()) return {pool, kRoundTarget[1]};
         return {internal::Survivors(measured, store, std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
                 kRoundTarget[1]};
       }
@@ -230,7 +244,7 @@ struct Search::Impl {
   }
 
   // The next entry, or nothing when every sample worth asking for now is asked for.
-  std::optional<Config> PickNext(int stream) {
+  std::optional<Config> PickNext(int stream, std::optional<std::pair<std::vector<Config>, int>>* likely) {
     std::vector<Config> need;
     for (const Config& c : Contenders())
       if (Have(c) < TargetOf(c)) need.push_back(c);
@@ -240,8 +254,9 @@ struct Search::Impl {
       // next round will want of the configs likely to be in it (the better half, to the next target),
       // so the schedule does not run dry while the round is decided.
       if (TotalPending() == 0) return std::nullopt;
-      for (const Config& c : LikelyNext().first)
-        if (Have(c) < LikelyNext().second) need.push_back(c);
+      if (!likely->has_value()) *likely = LikelyNext();  // once per Next(): it ranks the contenders
+      for (const Config& c : (*likely)->first)
+        if (Have(c) < (*likely)->second) need.push_back(c);
       if (need.empty()) return std::nullopt;
     }
     const int every = stage == Stage::kDecide ? 1 : kDefaultEvery;
@@ -258,8 +273,9 @@ struct Search::Impl {
   std::vector<Candidate> Next(int max_candidates, int stream) {
     std::vector<Candidate> out;
     Advance();
+    std::optional<std::pair<std::vector<Config>, int>> likely;
     while (static_cast<int>(out.size()) < max_candidates && stage != Stage::kDone) {
-      std::optional<Config> c = PickNext(stream);
+      std::optional<Config> c = PickNext(stream, &likely);
       if (!c) break;
       ++pending[KeyOf(KeyFor(*c))];
       ++stats.requested;
@@ -281,7 +297,10 @@ struct Search::Impl {
     const Config key = KeyFor(asked);
     if (auto it = pending.find(KeyOf(key)); it != pending.end() && it->second > 0) --it->second;
     store.Add(asked, us, stream);
-    Advance();
+    dirty = true;
+    // Only a completed round moves the search on (the leader calls this for every timing it gets;
+    // Next() advances anyway).
+    if (RoundComplete()) Advance();
   }
 
   void NoteRan(const Config& asked, const Config& ran) {
@@ -337,6 +356,7 @@ struct Search::Impl {
     cursor = 0;
     since_default.clear();
     stats.requested = 0;
+    dirty = true;
     Advance();
   }
 
@@ -400,10 +420,12 @@ void Search::NoteRan(const Config& asked, const Config& ran) { impl_->NoteRan(as
 void Search::NoteLost(const Config& config) {
   auto it = impl_->pending.find(KeyOf(impl_->KeyFor(config)));
   if (it != impl_->pending.end() && it->second > 0) --it->second;
+  impl_->dirty = true;
   impl_->Advance();
 }
 void Search::DropPending() {
   impl_->pending.clear();
+  impl_->dirty = true;
   impl_->Advance();
 }
 Config Search::incumbent() const { return impl_->incumbent; }

@@ -85,6 +85,7 @@ void Leader::OnUnit(uint64_t workload, const WorkloadKey& key) {
   if (c.members.empty()) c.bounds = sc;
   w.stream = static_cast<int>(c.members.size());
   c.members.push_back(workload);
+  EnsureSearch(w);
 }
 
 optimizer::Prior Leader::PriorFor(const Class& c) const {
@@ -115,12 +116,22 @@ optimizer::Prior Leader::PriorFor(const Class& c) const {
 void Leader::OnSpace(uint64_t workload, const SubspaceSet& space,
                      const std::array<float, kNumAlgos * kNumProtos>& cost) {
   Work& w = Get(workload);
-  if (w.import.has_value() || w.from_import) return;  // imported: never searched
+  if (w.space_known) return;
+  w.space_known = true;
+  w.space = space;
+  w.cost = cost;
+  // What NCCL picks by itself ran already (the workload's first calls): no warm-up for it.
+  if (space.nccl_algo >= 0 && !o_.channel_truth) connected_.insert({space.nccl_algo, space.nccl_proto});
+  EnsureSearch(w);
+}
+
+void Leader::EnsureSearch(Work& w) {
+  if (!w.space_known || w.import.has_value() || w.from_import) return;  // imported: never searched
   Class* c = ClassOf(w);
   if (c == nullptr || c->search.has_value()) return;
   optimizer::SearchSpace ss;
-  ss.subspaces = space;
-  ss.cost = cost;
+  ss.subspaces = w.space;
+  ss.cost = w.cost;
   ss.max_channels = o_.channel_budget;
   ss.channel_truth = o_.channel_truth;
   ss.chunk_dim = o_.chunk_dim;
@@ -132,8 +143,6 @@ void Leader::OnSpace(uint64_t workload, const SubspaceSet& space,
     ss.chunk_min[p] = grain[p] * 16;
     ss.chunk_max[p] = p == kProtoSimple ? (1 << 20) : grain[p] * 1024;
   }
-  // What NCCL picks by itself ran already (the workload's first calls): no warm-up for it.
-  if (space.nccl_algo >= 0 && !o_.channel_truth) connected_.insert({space.nccl_algo, space.nccl_proto});
   c->search.emplace(ss, o_.search, PriorFor(*c));
 }
 

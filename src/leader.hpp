@@ -7,6 +7,7 @@
 // and what NCCL really ran (channel truth), and packs the payload messages.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -93,6 +94,10 @@ class Leader {
     std::optional<Config> import;  // to ship
     double import_us = 0;
     bool from_import = false;
+    // NCCL's cost table, once read (it may come before the workload's first counted unit).
+    bool space_known = false;
+    SubspaceSet space;
+    std::array<float, kNumAlgos * kNumProtos> cost{};
     uint64_t units_this_interval = 0;  // calls seen since the last Build
     uint64_t calls_per_interval = 1;   // as seen in the last interval (the lookahead's unit)
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
@@ -112,6 +117,8 @@ class Leader {
   Class* ClassOf(const Work& w);
   const Class* ClassOf(const Work& w) const;
   optimizer::Prior PriorFor(const Class& c) const;
+  // Starts the search of `w`'s class once both its class and its cost table are known.
+  void EnsureSearch(Work& w);
   // Entries for `w` from its class's search (warm-ups marked), at most `max`.
   std::vector<coordinator::ScheduleEntry> Entries(Work& w, Class& c, int max);
 

@@ -56,6 +56,8 @@ class SampleStore {
   // Every config with samples (effective keys), NCCL's default included.
   std::vector<Config> Measured() const;
   int64_t total() const { return next_index_; }
+  // Changes whenever channel truth changes what a config runs as (a ceiling, a twin, a merge).
+  uint64_t truth_version() const { return truth_version_; }
 
   // Robust estimate of the config's time (µs), +inf without samples.
   double Absolute(const Config& effective) const;
@@ -77,7 +79,13 @@ class SampleStore {
  private:
   double LocalDefault(int64_t index, int stream) const;
   std::vector<double> Normalised(const Config& effective, int64_t since = 0) const;
+  void IndexDefaults();  // rebuilds default_by_stream_ from samples_
   std::map<ConfigKey, std::vector<Sample>> samples_;
+  std::map<int, std::vector<Sample>> default_by_stream_;  // the default's samples per stream, in arrival order
+  // Relative() results until the samples change (the search asks for the same ones many times).
+  uint64_t version_ = 0;
+  uint64_t truth_version_ = 0;
+  mutable std::map<std::pair<ConfigKey, int64_t>, std::pair<uint64_t, double>> relative_cache_;
   std::map<ConfigKey, Config> ran_;     // asked -> what NCCL ran
   std::map<std::pair<int, int>, int> ceiling_;  // subspace -> channels NCCL runs at most
   std::map<std::pair<int, int>, int> known_up_to_;  // subspace -> largest channel count asked with a known run

@@ -301,3 +301,45 @@ TEST(CommCoordinator, LostContributionIsWaitedForUntilItArrives) {
 
 }  // namespace
 }  // namespace ccltune::coordinator
+
+namespace ccltune::coordinator {
+namespace {
+
+using testing::RankResult;
+using testing::RunOptions;
+using testing::RunRanks;
+
+// Every timed call's timings reach the leader exactly once, in order, as the minimum and maximum over
+// the ranks that timed it; a call no rank timed arrives empty; the ranks agree on every number.
+TEST(CommCoordinator, CarriedTimingsReachTheLeaderOnceInOrder) {
+  RunOptions o;
+  // Rank 0 (the fastest here) cannot time every 5th call, rank 3 (the slowest) every 4th; no rank can
+  // time every 7th.
+  o.timing = [](int rank, uint64_t seq) -> std::optional<double> {
+    if (seq % 7 == 3 || (rank == 0 && seq % 5 == 0) || (rank == 3 && seq % 4 == 1)) return std::nullopt;
+    return 10.0 + static_cast<double>(seq) + rank;
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(r[i].timed, r[0].timed);  // every rank numbered the same calls
+  ASSERT_GT(r[0].timed, 100u);
+  const auto& c = r[0].carried;
+  ASSERT_FALSE(c.empty());
+  // All but the last few (issued after the last syncs) were carried, each once, in order.
+  EXPECT_GE(c.size() + 3 * kSampleSlots, r[0].timed);
+  for (size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(c[i].first, i) << "delivered out of order or twice";
+    const uint64_t seq = c[i].first;
+    if (seq % 7 == 3) {
+      EXPECT_FALSE(c[i].second.has_value()) << seq;
+      continue;
+    }
+    ASSERT_TRUE(c[i].second.has_value()) << seq;
+    const int lowest = seq % 5 == 0 ? 1 : 0, highest = seq % 4 == 1 ? 2 : 3;
+    EXPECT_DOUBLE_EQ(c[i].second->min_us, 10.0 + static_cast<double>(seq) + lowest) << seq;
+    EXPECT_DOUBLE_EQ(c[i].second->max_us, 10.0 + static_cast<double>(seq) + highest) << seq;
+  }
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(r[i].carried.empty());  // only the leader is handed them
+}
+
+}  // namespace
+}  // namespace ccltune::coordinator

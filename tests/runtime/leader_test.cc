@@ -190,6 +190,20 @@ TEST(Leader, SizeClassBoundsAndGroups) {
   EXPECT_NE(SizeClassOf(g).id, a.id);
 }
 
+// A communicator in NCCL-default mode first (the bench's memory baseline, a user's warm-up): the plugin
+// reads the cost table on a call that counts no unit; the search must still start once units count.
+TEST(Leader, CostTableSeenBeforeTheFirstCountedUnitStillStartsTheSearch) {
+  Leader leader(Opts());
+  coordinator::ScheduleBook book;
+  const WorkloadKey k = Key(1 << 20);
+  leader.OnSpace(k.Hash(), RingAndTree(), Costs());
+  EXPECT_TRUE(leader.Build(book).updates.empty());  // not a unit yet: nothing to schedule
+  leader.OnUnit(k.Hash(), k);
+  const coordinator::LeaderMessage m = leader.Build(book);
+  ASSERT_EQ(m.updates.size(), 1u);
+  EXPECT_GT(m.updates[0].entries.size(), 1u);
+}
+
 TEST(Leader, ImportShipsConvergedFinalEntries) {
   Leader leader(Leader::Options{});
   coordinator::ScheduleBook book;
