@@ -68,9 +68,10 @@ std::vector<std::string> LandscapeTableLines(const std::vector<LandscapeSample>&
     const auto& [rank, bytes, algo, proto, channels, chunk] = k;
     const int coll = coll_order[rank];
     const std::string name = LandscapeConfigName(Config{algo, proto, channels, chunk});
-    const double busbw = med > 0 ? static_cast<double>(bytes) / (med * 1e3) * BusBwFactor(static_cast<Coll>(coll), nranks) : 0;
-    lines.push_back(absl::StrFormat("%s %s %d %.2f %.2f", NcclTestsCollName(static_cast<Coll>(coll)), name, bytes, med,
-                                    busbw));
+    const double busbw =
+        med > 0 ? static_cast<double>(bytes) / (med * 1e3) * BusBwFactor(static_cast<Coll>(coll), nranks) : 0;
+    lines.push_back(
+        absl::StrFormat("%s %s %d %.2f %.2f", NcclTestsCollName(static_cast<Coll>(coll)), name, bytes, med, busbw));
   }
   return lines;
 }
@@ -81,7 +82,8 @@ absl::Status WriteLandscape(const std::string& prefix, const std::vector<std::st
   std::string head;
   for (const std::string& h : header) absl::StrAppend(&head, "# ", h, "\n");
   std::string table = head;
-  absl::StrAppend(&table, "# collective config bytes us busbw (us: median over samples of the per-call max over ranks)\n");
+  absl::StrAppend(&table,
+                  "# collective config bytes us busbw (us: median over samples of the per-call max over ranks)\n");
   for (const std::string& l : LandscapeTableLines(samples, nranks)) absl::StrAppend(&table, l, "\n");
   for (const LandscapeAlias& a : aliases) {
     absl::StrAppend(&table, "# alias ", NcclTestsCollName(a.coll), " ", LandscapeConfigName(a.config), " ", a.bytes,
@@ -90,9 +92,9 @@ absl::Status WriteLandscape(const std::string& prefix, const std::vector<std::st
   std::string s = head;
   absl::StrAppend(&s, "# collective bytes config round pos seq min_us max_us ran\n");
   for (const LandscapeSample& x : samples) {
-    absl::StrAppend(&s, absl::StrFormat("%s %d %s %d %d %d %.3f %.3f %s\n", NcclTestsCollName(x.coll), x.bytes,
-                                        LandscapeConfigName(x.config), x.round, x.pos, x.seq, x.min_us, x.max_us,
-                                        x.ran));
+    absl::StrAppend(&s,
+                    absl::StrFormat("%s %d %s %d %d %d %.3f %.3f %s\n", NcclTestsCollName(x.coll), x.bytes,
+                                    LandscapeConfigName(x.config), x.round, x.pos, x.seq, x.min_us, x.max_us, x.ran));
   }
   if (absl::Status st = config_table::WriteFileAtomic(prefix + ".txt", table); !st.ok()) return st;
   return config_table::WriteFileAtomic(prefix + ".samples", s);

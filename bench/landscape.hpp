@@ -45,7 +45,7 @@ struct LandscapeSample {
 struct LandscapeAlias {
   Coll coll = Coll::kAllReduce;
   uint64_t bytes = 0;
-  Config config;  // the config asked for
+  Config config;   // the config asked for
   Config same_as;  // the earlier config NCCL runs identically
   std::string ran;
 };

@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -79,13 +79,13 @@ struct Bench {
   ncclComm_t c = nullptr;  // overhead mode: forced to B's converged config
   CcltuneApi api;
   SimHooks sim;
-  bool tuning = false;                       // ccltune loaded, active, and accepted the modes on every rank
-  std::unique_ptr<GpuKernels> kernels;       // CUDA backend, when built in and needed
-  std::unique_ptr<BackgroundLoad> load;      // --interference-mode queue on the CUDA backend
-  LoadStats load_alone;                      // the load's throughput with no collectives running
-  std::unique_ptr<StepLoad> step_load;       // --interference-mode step (the default) on the CUDA backend
-  uint64_t steps = 0;                        // step tags
-  nlohmann::json overhead_report = nullptr;  // overhead mode's section of the report (rank 0)
+  bool tuning = false;                             // ccltune loaded, active, and accepted the modes on every rank
+  std::unique_ptr<GpuKernels> kernels;             // CUDA backend, when built in and needed
+  std::unique_ptr<BackgroundLoad> load;            // --interference-mode queue on the CUDA backend
+  LoadStats load_alone;                            // the load's throughput with no collectives running
+  std::unique_ptr<StepLoad> step_load;             // --interference-mode step (the default) on the CUDA backend
+  uint64_t steps = 0;                              // step tags
+  nlohmann::json overhead_report = nullptr;        // overhead mode's section of the report (rank 0)
   std::vector<LandscapeSample> landscape_samples;  // landscape mode (identical on every rank)
   std::vector<LandscapeAlias> landscape_aliases;
 
@@ -381,10 +381,10 @@ struct Bench {
     if (rank == 0)
       std::printf("# landscape %s %llu B: %zu configs timed, %zu aliases; NCCL's default runs %s\n",
                   std::string(CollName(row.coll)).c_str(), static_cast<unsigned long long>(row.g.bytes),
-                  distinct.size(), static_cast<size_t>(std::count_if(aliases->begin(), aliases->end(),
-                                                                     [&](const LandscapeAlias& x) {
-                                                                       return x.coll == row.coll && x.bytes == row.g.bytes;
-                                                                     })),
+                  distinct.size(),
+                  static_cast<size_t>(std::count_if(
+                      aliases->begin(), aliases->end(),
+                      [&](const LandscapeAlias& x) { return x.coll == row.coll && x.bytes == row.g.bytes; })),
                   ran.empty() ? "?" : ran[0].c_str());
     for (int round = 0; round < opt.landscape_rounds; ++round) {
       std::vector<size_t> order;
@@ -944,13 +944,13 @@ int Main(int argc, char** argv) {
               std::to_string(Bench::kLandscapeWarmup) + ", NCCL's default re-timed after every " +
               std::to_string(Bench::kDefaultEvery) + " configs"};
       std::string env;
-      for (const char* v : {"NCCL_HOSTID", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
-                            "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
-                            "CCLTUNE_TESTBED"})
+      for (const char* v :
+           {"NCCL_HOSTID", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_MIN_NCHANNELS",
+            "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "CCLTUNE_TESTBED"})
         if (const char* x = std::getenv(v)) env += std::string(env.empty() ? "" : " ") + v + "=" + x;
       if (!env.empty()) header.push_back("environment (rank 0): " + env);
-      absl::Status st = WriteLandscape(opt.landscape_out, header, bench.landscape_samples, bench.landscape_aliases,
-                                       bench.nranks);
+      absl::Status st =
+          WriteLandscape(opt.landscape_out, header, bench.landscape_samples, bench.landscape_aliases, bench.nranks);
       if (!st.ok())
         std::fprintf(stderr, "ccltune-bench: %s\n", std::string(st.message()).c_str());
       else

@@ -103,8 +103,8 @@ class FakeEndpoint final : public Transport {
 
  private:
   static absl::Status Mismatch(uint64_t sync_id) {
-    return absl::DataLossError(
-        absl::StrCat("FakeHub: sync ", sync_id, " had contributions of different sizes (a real all-reduce would hang)"));
+    return absl::DataLossError(absl::StrCat("FakeHub: sync ", sync_id,
+                                            " had contributions of different sizes (a real all-reduce would hang)"));
   }
   absl::Status CheckRank() const {
     if (rank_ < 0 || rank_ >= shared_->n) {

@@ -182,8 +182,9 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
 void EncodeSample(SampleWords* words, int slot, double us) {
   if (slot < 0 || slot >= kSampleSlots || !(us > 0)) return;
   const double ns_d = us * 1000.0;
-  const uint64_t ns = ns_d >= static_cast<double>(kMaxSampleNs) ? kMaxSampleNs
-                                                                 : std::max<uint64_t>(1, static_cast<uint64_t>(ns_d + 0.5));
+  const uint64_t ns = ns_d >= static_cast<double>(kMaxSampleNs)
+                          ? kMaxSampleNs
+                          : std::max<uint64_t>(1, static_cast<uint64_t>(ns_d + 0.5));
   (*words)[2 * slot] = kSampleMinBase - ns;
   (*words)[2 * slot + 1] = ns;
 }

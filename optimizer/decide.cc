@@ -15,8 +15,8 @@ Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, 
   const double se = store.RelativeStdErr(winner, 0.03, since);
   v.required = 1 - std::max(min_gain, kDecideZ * se);
   v.switch_to_winner = !winner.IsDefault() && std::isfinite(v.relative) && v.relative < v.required;
-  v.undecided = !v.switch_to_winner && !winner.IsDefault() && std::isfinite(v.relative) &&
-                v.relative < 1 - min_gain / 2;
+  v.undecided =
+      !v.switch_to_winner && !winner.IsDefault() && std::isfinite(v.relative) && v.relative < 1 - min_gain / 2;
   return v;
 }
 

@@ -16,8 +16,8 @@ std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space) {
   for (int a = 0; a < kNumAlgos; ++a)
     for (int p = 0; p < kNumProtos; ++p)
       if (space.subspaces.Valid(a, p))
-        items.push_back({a, p, space.cost[a * kNumProtos + p],
-                         a == space.subspaces.nccl_algo && p == space.subspaces.nccl_proto});
+        items.push_back(
+            {a, p, space.cost[a * kNumProtos + p], a == space.subspaces.nccl_algo && p == space.subspaces.nccl_proto});
   // Known estimates ascending; unknown (< 0) after them; NCCL's pick first among equals.
   std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
     const bool kx = x.cost >= 0, ky = y.cost >= 0;

@@ -59,7 +59,7 @@ struct Search::Impl {
   Stage stage = Stage::kScreen;
   std::map<int, int> since_default;  // per stream: entries since its last default sample
   size_t cursor = 0;
-  int decide_target = 0;   // fresh samples of the winner and of the default before the (next) verdict
+  int decide_target = 0;    // fresh samples of the winner and of the default before the (next) verdict
   int64_t decide_from = 0;  // the decision's samples arrive from this index on (after screening)
   Config incumbent;
   double incumbent_us = 0;

@@ -99,8 +99,9 @@ void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, b
     std::string truth = "channel truth on (NCCL's profiler plugin interface)";
     if (!rt_.plugin().channel_truth()) {
       const char* prof = getenv("NCCL_PROFILER_PLUGIN");
-      truth = absl::StrCat("channel truth off (", prof != nullptr ? absl::StrCat("NCCL_PROFILER_PLUGIN=", prof, ": ") : "",
-                           "NCCL did not load ccltune's profiler plugin)");
+      truth =
+          absl::StrCat("channel truth off (", prof != nullptr ? absl::StrCat("NCCL_PROFILER_PLUGIN=", prof, ": ") : "",
+                       "NCCL did not load ccltune's profiler plugin)");
     }
     LogAlways(absl::StrFormat("ccltune %s: %s; NCCL %d.%d.%d, tuner ABI v%d, device %s, channel budget %d, %s%s",
                               kVersion, cs->passthrough() ? "passing through" : "tuning", v / 10000, (v / 100) % 100,

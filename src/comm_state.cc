@@ -87,7 +87,8 @@ absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Payload& 
   uint64_t* out = host_out_ + s * kSlotWords;
   void* buf = static_cast<char*>(dev_) + s * kSlotBytes;
   std::memcpy(in, contribution.base.data(), sizeof(coordinator::Words));
-  if (contribution.extended) std::memcpy(in + coordinator::kPayloadWords, contribution.samples.data(), sizeof(coordinator::SampleWords));
+  if (contribution.extended)
+    std::memcpy(in + coordinator::kPayloadWords, contribution.samples.data(), sizeof(coordinator::SampleWords));
   if (auto st = device_->CopyToDeviceAsync(buf, in, bytes, stream); !st.ok()) return st;
   if (ncclResult_t r = all_reduce_max_(buf, words, stream); r != ncclSuccess) {
     return absl::InternalError(absl::StrCat("sync all-reduce failed: NCCL error ", static_cast<int>(r)));

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -101,9 +101,9 @@ class CommState {
   // Every rank times the calls the schedule says (the same on every rank), numbered by the coordinator;
   // timings wait here until a sync carries them.
   std::unique_ptr<executor::Timer> timer;
-  std::map<uint64_t, double> timings;  // timed-call number -> µs, not yet carried
-  uint64_t carried_below = 0;          // numbers below this were carried (or dropped) already
-  uint32_t calls_since_harvest = 0;    // CallPath's harvest throttle
+  std::map<uint64_t, double> timings;                    // timed-call number -> µs, not yet carried
+  uint64_t carried_below = 0;                            // numbers below this were carried (or dropped) already
+  uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
   std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash
   config_table::CommTable& table() { return table_; }
   ccltuneMode_t mode = ccltuneModeTune;

@@ -3,10 +3,10 @@
 // thread of its own), and the summary table printed at exit. Destroyed communicators' tables are kept.
 #pragma once
 
+#include <sys/types.h>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <sys/types.h>
 #include <string>
 #include <thread>
 #include <vector>

@@ -18,7 +18,7 @@ struct InFlight {
   CommState* comm = nullptr;
   Config config;
   uint64_t workload = 0;
-  bool internal = false;  // ccltune's own sync op: NCCL's default, untouched
+  bool internal = false;      // ccltune's own sync op: NCCL's default, untouched
   bool record_space = false;  // the workload's cost table is not known yet: read it
   bool single = true;         // one collective (a group of several: NCCL may give a task more channels)
   // What the tuner plugin applied for this call: the subspace when every getCollInfo of the call

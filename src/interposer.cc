@@ -158,7 +158,8 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitAll(ncclComm_t* 
   const bool tuning = Tuning(scope);
   ncclResult_t r = FORWARD(CommInitAll, comms, ndev, devlist);
   if (tuning && r == ncclSuccess && comms != nullptr) {
-    for (int i = 0; i < ndev; ++i) Runtime::Get().lifecycle().OnCommCreated(comms[i], nullptr, /*multi_gpu_thread=*/true);
+    for (int i = 0; i < ndev; ++i)
+      Runtime::Get().lifecycle().OnCommCreated(comms[i], nullptr, /*multi_gpu_thread=*/true);
   }
   return r;
 }

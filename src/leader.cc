@@ -173,8 +173,8 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     s.AddSample(t.asked, us, w.stream);
     if (!was_converged && s.state() == optimizer::State::kConverged) {
       c->searched_before = true;
-      CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s", w.key.ToString(), static_cast<int64_t>(c->bounds.min_bytes),
-                   static_cast<int64_t>(c->bounds.max_bytes), s.Describe());
+      CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s", w.key.ToString(),
+                   static_cast<int64_t>(c->bounds.min_bytes), static_cast<int64_t>(c->bounds.max_bytes), s.Describe());
     }
   }
   // Every timed call gets a slot in some sync, in order: one numbered before this window that is still
@@ -278,8 +278,8 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       CCLTUNE_TRACE(kOpt, "workload %016x: %d calls scheduled ahead (want %d), %d timings awaited", h,
                     static_cast<int64_t>(ahead), static_cast<int64_t>(want), c->search->pending());
       if (ahead >= want) continue;
-      const int max = std::min<int>({o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3,
-                                     static_cast<int>(want - ahead)});
+      const int max = std::min<int>(
+          {o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3, static_cast<int>(want - ahead)});
       if (max < 1) break;
       u.entries = Entries(w, *c, max);
       if (u.entries.empty()) continue;  // nothing worth asking before more timings come back

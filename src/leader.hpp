@@ -98,8 +98,8 @@ class Leader {
     bool space_known = false;
     SubspaceSet space;
     std::array<float, kNumAlgos * kNumProtos> cost{};
-    uint64_t units_this_interval = 0;  // calls seen since the last Build
-    uint64_t calls_per_interval = 1;   // as seen in the last interval (the lookahead's unit)
+    uint64_t units_this_interval = 0;                       // calls seen since the last Build
+    uint64_t calls_per_interval = 1;                        // as seen in the last interval (the lookahead's unit)
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
   };
@@ -128,7 +128,7 @@ class Leader {
   std::unordered_map<uint64_t, Work> work_;
   std::vector<uint64_t> order_;  // first-seen order, for deterministic packing
   std::map<uint64_t, Class> classes_;
-  std::map<uint64_t, Timed> timed_;     // seq -> the timed call, until its timing arrives
+  std::map<uint64_t, Timed> timed_;          // seq -> the timed call, until its timing arrives
   std::set<std::pair<int, int>> connected_;  // algorithm/protocol pairs NCCL has run on this communicator
   bool frozen_ = false;
 };

@@ -14,7 +14,8 @@ using ccltune::Runtime;
 
 // NCCL's spellings (ncclAlgoToString / ncclProtoToString) to its indices; -1 if unknown.
 int AlgoIndex(const char* s) {
-  static constexpr const char* kNames[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+  static constexpr const char* kNames[] = {"TREE",      "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS",
+                                           "NVLS_TREE", "PAT"};
   if (s == nullptr) return -1;
   for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
     if (std::strcmp(s, kNames[i]) == 0) return i;

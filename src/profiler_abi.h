@@ -25,7 +25,7 @@ extern "C" {
  * when the type says it is a collective, so declaring that member alone keeps the layout of what is read. */
 typedef struct {
   uint64_t seqNumber;
-  const char* func;     /* "AllReduce", "AllGather", ... */
+  const char* func; /* "AllReduce", "AllGather", ... */
   const void* sendBuff;
   void* recvBuff;
   size_t count;
@@ -33,8 +33,8 @@ typedef struct {
   const char* datatype; /* "ncclFloat32", ... */
   uint8_t nChannels;    /* channels the task really runs on */
   uint8_t nWarps;
-  const char* algo;     /* "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT" */
-  const char* proto;    /* "LL", "LL128", "SIMPLE" */
+  const char* algo;  /* "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT" */
+  const char* proto; /* "LL", "LL128", "SIMPLE" */
   void* parentGroup;
 } ccltuneProfilerCollDescr_v5_t;
 

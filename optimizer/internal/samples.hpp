@@ -86,8 +86,8 @@ class SampleStore {
   uint64_t version_ = 0;
   uint64_t truth_version_ = 0;
   mutable std::map<std::pair<ConfigKey, int64_t>, std::pair<uint64_t, double>> relative_cache_;
-  std::map<ConfigKey, Config> ran_;     // asked -> what NCCL ran
-  std::map<std::pair<int, int>, int> ceiling_;  // subspace -> channels NCCL runs at most
+  std::map<ConfigKey, Config> ran_;                 // asked -> what NCCL ran
+  std::map<std::pair<int, int>, int> ceiling_;      // subspace -> channels NCCL runs at most
   std::map<std::pair<int, int>, int> known_up_to_;  // subspace -> largest channel count asked with a known run
   std::optional<Config> default_ran_;
   int64_t next_index_ = 0;

@@ -25,8 +25,8 @@
 namespace ccltune::optimizer::testing {
 
 struct RecordedConfig {
-  Config config;           // as asked when recorded
-  Config ran;              // what NCCL ran (Config{} if unknown)
+  Config config;               // as asked when recorded
+  Config ran;                  // what NCCL ran (Config{} if unknown)
   std::vector<double> min_us;  // per call, min over ranks
   std::vector<double> max_us;
   std::vector<int> block;  // per call: round * 1000 + pos
@@ -36,7 +36,7 @@ struct RecordedConfig {
 struct RecordedRow {
   std::string coll;  // nccl-tests name
   uint64_t bytes = 0;
-  std::vector<RecordedConfig> configs;  // [0] is NCCL's default
+  std::vector<RecordedConfig> configs;       // [0] is NCCL's default
   std::map<std::string, std::string> alias;  // asked name -> name of the recorded config it runs as
   SearchSpace space;  // valid subspaces and channels [1, max asked]; NCCL's pick from the default's run
   const RecordedConfig* Find(const Config& asked) const;  // the recorded config that runs as `asked`

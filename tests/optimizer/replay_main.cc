@@ -74,11 +74,14 @@ int main(int argc, char** argv) {
                 top.c_str());
   }
   for (const auto& [coll, a] : per_coll) {
-    const double dt = std::exp((a.log_default - a.log_tuned) / a.n), dor = std::exp((a.log_default - a.log_oracle) / a.n);
+    const double dt = std::exp((a.log_default - a.log_tuned) / a.n),
+                 dor = std::exp((a.log_default - a.log_oracle) / a.n);
     std::printf("%-14s geomean default/tuned %.3f default/oracle %.3f share %.2f\n", coll.c_str(), dt, dor,
                 std::log(dt) / std::log(dor));
   }
-  std::printf("runs %d, unconverged %d, mean calls %.1f (idle %.1f, samples %.1f), worst tuned/default %.3f, worst tuned/oracle %.3f\n", runs,
-              unconverged, calls / runs, idle / runs, samples / runs, worst_default, worst_oracle);
+  std::printf(
+      "runs %d, unconverged %d, mean calls %.1f (idle %.1f, samples %.1f), worst tuned/default %.3f, worst "
+      "tuned/oracle %.3f\n",
+      runs, unconverged, calls / runs, idle / runs, samples / runs, worst_default, worst_oracle);
   return 0;
 }

@@ -56,8 +56,8 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
   }
   for (const auto& [coll, a] : per_coll) {
     const double share = (a.d - a.t) / (a.d - a.o);
-    std::printf("[ replay ] %-16s %-8s %-14s share %.2f\n", rc.file, rc.mode == NoiseMode::kRecorded ? "recorded" : "drift",
-                coll.c_str(), share);
+    std::printf("[ replay ] %-16s %-8s %-14s share %.2f\n", rc.file,
+                rc.mode == NoiseMode::kRecorded ? "recorded" : "drift", coll.c_str(), share);
     EXPECT_GE(share, rc.min_share) << coll;
   }
   std::printf("[ replay ] %-16s %-8s mean calls %.1f, slower than default by >2%%: %d of %d runs\n", rc.file,
@@ -66,20 +66,19 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
   EXPECT_LE(slower, runs / 20);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Testbed, Replayed,
-    ::testing::Values(ReplayCase{"testbed-4r", NoiseMode::kRecorded, 0.78, 48},
-                      ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.82, 48},
-                      ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.76, 48},
-                      ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.85, 48},
-                      ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 66},
-                      ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 66}),
-    [](const ::testing::TestParamInfo<ReplayCase>& i) {
-      std::string n = i.param.file;
-      for (char& c : n)
-        if (c == '-') c = '_';
-      return n + (i.param.mode == NoiseMode::kRecorded ? "_recorded" : "_drift");
-    });
+INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
+                         ::testing::Values(ReplayCase{"testbed-4r", NoiseMode::kRecorded, 0.78, 48},
+                                           ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.82, 48},
+                                           ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.76, 48},
+                                           ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.85, 48},
+                                           ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 66},
+                                           ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 66}),
+                         [](const ::testing::TestParamInfo<ReplayCase>& i) {
+                           std::string n = i.param.file;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n + (i.param.mode == NoiseMode::kRecorded ? "_recorded" : "_drift");
+                         });
 
 }  // namespace
 }  // namespace ccltune::optimizer::testing

@@ -117,14 +117,11 @@ TEST_P(SearchOnLandscapes, FindsAGoodConfigAndNeverLosesToTheDefault) {
               static_cast<long long>(calls / 40));
 }
 
-INSTANTIATE_TEST_SUITE_P(Classes, SearchOnLandscapes,
-                         ::testing::Values(ClassCase{SizeClass::kSmall, 1.03, 1.02},
-                                           ClassCase{SizeClass::kMid, 1.03, 1.02},
-                                           ClassCase{SizeClass::kLarge, 1.03, 1.02},
-                                           ClassCase{SizeClass::kDefaultBest, 1.01, 1.02}),
-                         [](const ::testing::TestParamInfo<ClassCase>& i) {
-                           return std::string(SizeClassName(i.param.cls));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Classes, SearchOnLandscapes,
+    ::testing::Values(ClassCase{SizeClass::kSmall, 1.03, 1.02}, ClassCase{SizeClass::kMid, 1.03, 1.02},
+                      ClassCase{SizeClass::kLarge, 1.03, 1.02}, ClassCase{SizeClass::kDefaultBest, 1.01, 1.02}),
+    [](const ::testing::TestParamInfo<ClassCase>& i) { return std::string(SizeClassName(i.param.cls)); });
 
 TEST(Search, MonitoringDriftReopens) {
   Landscape L = MakeLandscape(SizeClass::kMid, 3);

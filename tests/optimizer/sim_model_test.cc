@@ -101,8 +101,7 @@ RunResult Run(Row& row, uint64_t seed, uint64_t comm_hash) {
   uint64_t seq = 0;
   testing::DriveOptions o;
   const testing::DriveResult d = testing::DriveWith(
-      s,
-      [&](const Config& c, int64_t) { return row.True(c) * simnccl::NoiseFactor(seed, comm_hash, seq++, kSigma); },
+      s, [&](const Config& c, int64_t) { return row.True(c) * simnccl::NoiseFactor(seed, comm_hash, seq++, kSigma); },
       [&](const Config& c) { return row.Ran(c); }, o);
   RunResult r;
   r.converged = d.converged;

@@ -121,7 +121,7 @@ TEST(Samples, RelativeToTheLocalDefaultCancelsCommonDrift) {
   EXPECT_NEAR(st.Relative(a), 0.8, 1e-9);
   EXPECT_DOUBLE_EQ(st.Relative(kDef), 1.0);
   EXPECT_GT(st.Absolute(a), 80 * 1.5);  // the raw estimate mixes both periods
-  EXPECT_LT(st.Noise(), 1e-6);           // no spread left after normalising
+  EXPECT_LT(st.Noise(), 1e-6);          // no spread left after normalising
 }
 
 TEST(Samples, StreamsAreNormalisedByTheirOwnDefault) {
