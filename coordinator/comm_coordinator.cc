@@ -152,13 +152,13 @@ absl::Status CommCoordinator::Apply(uint64_t sync_id) {
     if (rank_ == 1) {
       WorkloadUpdate late = u;
       late.entries.insert(late.entries.begin(), ScheduleEntry{book_.Incumbent(u.workload).value_or(Config{}), 1});
-      book_.Apply(late);
-      if (hooks_.on_update) hooks_.on_update(u);
+      const std::vector<ScheduleEntry> dropped = book_.Apply(late);
+      if (hooks_.on_update) hooks_.on_update(u, dropped);
       continue;
     }
 #endif
-    book_.Apply(u);
-    if (hooks_.on_update) hooks_.on_update(u);
+    const std::vector<ScheduleEntry> dropped = book_.Apply(u);
+    if (hooks_.on_update) hooks_.on_update(u, dropped);
   }
   cadence_.SetDeliveredInterval(sync_id, d->message.interval);
   cadence_.SetDeliveredPeriod(d->message.period);

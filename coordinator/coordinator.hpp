@@ -150,7 +150,8 @@ class ScheduleBook {
     Config config;
     bool timed = false;  // every rank times this call (a scheduled sample, or a monitoring call)
   };
-  void Apply(const WorkloadUpdate& u);
+  // Returns the entries the update dropped (a replacing update drops the calls still scheduled).
+  std::vector<ScheduleEntry> Apply(const WorkloadUpdate& u);
   // The next call of `workload` (consumes one call), or nullopt: NCCL's default, untimed.
   std::optional<Call> Next(uint64_t workload);
   // Calls of `workload` still scheduled before its final entry.
@@ -277,8 +278,9 @@ class CommCoordinator {
   struct Hooks {
     // Leader only: fill the message for sync `sync_id` (called when the leader issues it).
     std::function<LeaderMessage(uint64_t sync_id)> build_message;
-    // Every rank: an update was applied (after the book took it).
-    std::function<void(const WorkloadUpdate&)> on_update;
+    // Every rank: an update was applied (after the book took it); `dropped`: the scheduled calls it
+    // replaced, which will not run.
+    std::function<void(const WorkloadUpdate&, const std::vector<ScheduleEntry>& dropped)> on_update;
     // Every rank: tuning stopped on this communicator (reason is a one-line message).
     std::function<void(const std::string& reason)> on_stop;
     // Every rank: a wait took longer than the warn threshold (for loud logging).

@@ -6,19 +6,25 @@ namespace ccltune::coordinator {
 
 // Expects an update as Decode delivers it (the last entry final, the others with calls > 0); an
 // update without entries removes the workload's schedule (NCCL's default again).
-void ScheduleBook::Apply(const WorkloadUpdate& u) {
+std::vector<ScheduleEntry> ScheduleBook::Apply(const WorkloadUpdate& u) {
+  std::vector<ScheduleEntry> dropped;
+  auto it = book_.find(u.workload);
+  if (it != book_.end() && (!u.append || u.entries.empty())) {
+    dropped.assign(it->second.pending.begin(), it->second.pending.end());
+    it->second.pending.clear();
+  }
   if (u.entries.empty()) {
     book_.erase(u.workload);
-    return;
+    return dropped;
   }
   Slot& slot = book_[u.workload];
-  if (!u.append) slot.pending.clear();
   for (size_t i = 0; i + 1 < u.entries.size(); ++i) {
     if (u.entries[i].calls > 0) slot.pending.push_back(u.entries[i]);
   }
   if (!(slot.final_config == u.entries.back().config) || slot.converged != u.converged) slot.final_calls = 0;
   slot.final_config = u.entries.back().config;
   slot.converged = u.converged;
+  return dropped;
 }
 
 std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload) {

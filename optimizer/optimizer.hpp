@@ -47,7 +47,11 @@ struct Options {
   int max_screen = 24;
   int max_survivors = 6;
   // Samples of the final winner and of the default before the decision (at least).
-  int final_samples = 6;
+  int final_samples = 4;
+  // Calls of this search's workloads that pass between asking for a sample and acting on it (the caller's
+  // pipeline: carried timings, the payload lag; 0 unknown). With many calls per round trip, samples are
+  // cheap and round trips dear: screening takes two samples of each config and the race keeps fewer.
+  int round_trip_calls = 0;
   // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
   // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
   // two consecutive windows, re-opens the search.
@@ -117,6 +121,9 @@ class Search {
   Stats stats() const;
   // Samples still awaited.
   int pending() const;
+  // Changes whenever the search moves to a new round: entries asked for before it are worth less now
+  // (a caller with entries still scheduled may replace them instead of appending).
+  int round_id() const;
   // What the search measured, for a trace log: configs with their estimate relative to the default,
   // sample counts, the stage, the noise and the incumbent. One line, at most `max_configs` configs.
   std::string Describe(int max_configs = 16) const;

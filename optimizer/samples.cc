@@ -191,7 +191,7 @@ double SampleStore::Noise() const {
 
 double SampleStore::RelativeStdErr(const Config& effective, double floor, int64_t since) const {
   const int n = Count(effective, since);
-  const int nd = Count(Config{}, since);
+  const int nd = Count(Config{});  // every default sample is as good as a fresh one (never selected)
   if (n == 0 || nd == 0) return kInf;
   // Medians of n normalised samples and of the default's own: both sides' errors add in quadrature
   // (conservative: the normalised spread already holds some of the default's noise).

@@ -40,12 +40,21 @@ std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, 
     add(c);
   }
   const std::vector<std::pair<int, int>> subs = OrderSubspaces(space);
-  // Per subspace, its points from the largest down: the largest answers the ceiling question first.
+  // Per subspace, its points from the largest down: the largest answers the ceiling question first. The
+  // prior's first kFullScreen subspaces get every point, the next kHalfScreen the largest and the middle
+  // one, the rest the largest only: a wide space is screened where NCCL's own estimates point, and no
+  // subspace goes untried.
   std::vector<std::vector<int>> points;
-  for (const auto& [a, p] : subs) {
+  for (size_t rank = 0; rank < subs.size(); ++rank) {
+    const auto& [a, p] = subs[rank];
     const int ceiling = store.Ceiling(a, p);
     std::vector<int> pts = ScreenChannels(ceiling > 0 ? std::min(ceiling, space.max_channels) : space.max_channels);
     std::reverse(pts.begin(), pts.end());
+    if (rank >= kFullScreen + kHalfScreen) {
+      pts.resize(1);
+    } else if (rank >= kFullScreen && pts.size() > 2) {
+      pts = {pts.front(), pts[pts.size() / 2]};
+    }
     if (space.channel_truth && ceiling == 0 && !store.ChannelsKnown(a, p, pts.front())) pts.resize(1);
     points.push_back(std::move(pts));
   }

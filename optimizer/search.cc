@@ -66,6 +66,12 @@ struct Search::Impl {
   Stats stats;
 
   Impl(const SearchSpace& s, const Options& o, const Prior& p) : space(s), opt(o), prior(p) {
+    int subspaces = 0;
+    for (int a = 0; a < kNumAlgos; ++a)
+      for (int q = 0; q < kNumProtos; ++q) subspaces += space.subspaces.Valid(a, q) ? 1 : 0;
+    const int screened = std::min<int>(o.max_screen, subspaces * static_cast<int>(
+                                                                    internal::ScreenChannels(s.max_channels).size()));
+    wide = o.round_trip_calls >= 2 * screened + 2;
     space.max_channels = std::max(1, space.max_channels);
     opt.max_screen = std::max(1, opt.max_screen);
     opt.max_survivors = std::max(1, opt.max_survivors);
@@ -86,17 +92,28 @@ struct Search::Impl {
     for (const auto& [k, v] : pending) n += v;
     return n;
   }
+  // Wide rounds (Options::round_trip_calls): screening takes two samples of each config, the race keeps
+  // its best two. Decided when screening starts, from the screening set's size.
+  bool wide = false;
+  int ScreenTarget() const { return wide ? 2 : 1; }
+  int WideOr(int target) const { return wide ? kRoundTarget[kMaxRounds - 1] : target; }
+
   int DefaultMin() const {
     switch (stage) {
       case Stage::kScreen:
-        return 2;
+        return wide ? 3 : 2;
       case Stage::kRace:
         return target;
       default:
-        return decide_target;
+        // The default's samples flatter nothing (it is always in the race, never chosen): fresh ones
+        // only keep the winner's local reference, one for every two of the winner's.
+        return (decide_target + 1) / 2;
     }
   }
-  int TargetOf(const Config& c) const { return stage == Stage::kDecide && c == winner ? decide_target : target; }
+  int TargetOf(const Config& c) const {
+    if (stage == Stage::kScreen) return ScreenTarget();
+    return stage == Stage::kDecide && c == winner ? decide_target : target;
+  }
   std::vector<Config> Contenders() const { return stage == Stage::kDecide ? std::vector<Config>{winner} : pool; }
 
   // Pool entries as NCCL is now known to run them: merged, twins of the default dropped.
@@ -117,7 +134,10 @@ struct Search::Impl {
     return Count(Config{}) >= DefaultMin();
   }
 
+  int round_id = 0;
+
   void StartRound(std::vector<Config> next, int new_target) {
+    ++round_id;
     pool = std::move(next);
     target = new_target;
     cursor = 0;
@@ -154,10 +174,11 @@ struct Search::Impl {
           if (pool.empty()) return Converge(Config{});  // nothing to try: NCCL's default
           if (!RoundComplete()) return;
           const int n = static_cast<int>(pool.size());
-          const int keep = std::clamp((n + 1) / 2, std::min(n, 2), opt.max_survivors);
-          round = 1;
+          const int keep = wide ? std::min(n, 2) : std::clamp((n + 1) / 2, std::min(n, 2), opt.max_survivors);
+          // Wide: one race round of the best two to a high target, then the decision.
+          round = wide ? kMaxRounds : 1;
           stage = Stage::kRace;
-          StartRound(internal::Survivors(pool, store, keep), kRoundTarget[1]);
+          StartRound(internal::Survivors(pool, store, keep), WideOr(kRoundTarget[1]));
           continue;
         }
         case Stage::kRace: {
@@ -229,9 +250,11 @@ struct Search::Impl {
         std::vector<Config> measured;
         for (const Config& c : pool)
           if (store.Count(c) > 0) measured.push_back(c);
-        if (measured.empty()) return {pool, kRoundTarget[1]};
-        return {internal::Survivors(measured, store, std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
-                kRoundTarget[1]};
+        const int next = WideOr(kRoundTarget[1]);
+        if (measured.empty()) return {pool, std::max(next, ScreenTarget())};
+        return {internal::Survivors(measured, store,
+                                    wide ? 2 : std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
+                next};
       }
       case Stage::kRace:
         return {internal::Survivors(pool, store, std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
@@ -259,7 +282,7 @@ struct Search::Impl {
         if (Have(c) < (*likely)->second) need.push_back(c);
       if (need.empty()) return std::nullopt;
     }
-    const int every = stage == Stage::kDecide ? 1 : kDefaultEvery;
+    const int every = stage == Stage::kDecide ? 2 : kDefaultEvery;
     // A stream starts with a default sample: its others are read against it.
     int& since = since_default.try_emplace(stream, every).first->second;
     if (need.empty() || since >= every) {
@@ -433,6 +456,7 @@ void Search::Adopt(const Config& config, double us) { impl_->Adopt(config, us); 
 void Search::Reopen() { impl_->Reopen(); }
 Stats Search::stats() const { return impl_->GetStats(); }
 int Search::pending() const { return impl_->TotalPending(); }
+int Search::round_id() const { return impl_->round_id + (impl_->stage == Impl::Stage::kDecide ? 1000 : 0); }
 std::string Search::Describe(int max_configs) const { return impl_->Describe(max_configs); }
 
 std::vector<Config> EnumerateSpace(const SearchSpace& space) {

@@ -162,9 +162,9 @@ void CommLifecycle::SetUp(CommState& cs) {
       csp->leader->OnSamples(first, s);
     };
   }
-  hooks.on_update = [csp](const coordinator::WorkloadUpdate& u) {
+  hooks.on_update = [csp](const coordinator::WorkloadUpdate& u, const std::vector<coordinator::ScheduleEntry>& dropped) {
     ++csp->updates_applied;
-    if (csp->leader) csp->leader->OnApplied(u);
+    if (csp->leader) csp->leader->OnApplied(u, dropped);
     auto it = csp->workloads.find(u.workload);
     if (it == csp->workloads.end()) return;  // not seen here yet: picked up at first sight (CallPath::Decide)
     const bool imported = csp->leader && csp->leader->imported(u.workload);

@@ -190,12 +190,17 @@ void Leader::OnRan(uint64_t workload, const Config& asked, const Config& ran) {
   if (c != nullptr && c->search.has_value()) c->search->NoteRan(asked, ran);
 }
 
-void Leader::OnApplied(const coordinator::WorkloadUpdate& u) {
+void Leader::OnApplied(const coordinator::WorkloadUpdate& u, const std::vector<coordinator::ScheduleEntry>& dropped) {
   auto it = work_.find(u.workload);
   if (it == work_.end()) return;
   Work& w = it->second;
   w.awaiting_apply = false;
   w.shipped_unapplied = 0;
+  // Replaced calls never run: their timings will not come.
+  Class* c = ClassOf(w);
+  if (c == nullptr || !c->search.has_value()) return;
+  for (const coordinator::ScheduleEntry& e : dropped)
+    for (uint32_t k = e.warmup ? 1 : 0; k < e.calls; ++k) c->search->NoteLost(e.config);
 }
 
 void Leader::AddImports(const std::vector<config_table::ImportedWorkload>& imports) {
@@ -275,15 +280,21 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       // kLag intervals from now and its timings come back about one interval after the calls.
       const uint64_t ahead = book.PendingCalls(h);
       const uint64_t want = std::max<uint64_t>(4, 3 * w.calls_per_interval);
-      CCLTUNE_TRACE(kOpt, "workload %016x: %d calls scheduled ahead (want %d), %d timings awaited", h,
-                    static_cast<int64_t>(ahead), static_cast<int64_t>(want), c->search->pending());
-      if (ahead >= want) continue;
-      const int max = std::min<int>(
-          {o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3, static_cast<int>(want - ahead)});
+      const bool new_round = c->search->round_id() != w.sent_round;
+      CCLTUNE_TRACE(kOpt, "workload %016x: %d calls scheduled ahead (want %d), %d timings awaited%s", h,
+                    static_cast<int64_t>(ahead), static_cast<int64_t>(want), c->search->pending(),
+                    new_round ? ", new round" : "");
+      // Within a round, top the schedule up; a new round replaces what is still scheduled.
+      if (ahead >= want && !new_round) continue;
+      const int max = std::min<int>({o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3,
+                                     static_cast<int>(new_round ? want : want - ahead)});
       if (max < 1) break;
       u.entries = Entries(w, *c, max);
       if (u.entries.empty()) continue;  // nothing worth asking before more timings come back
-      u.append = true;
+      // A new round replaces what is still scheduled (asked for while the last round was undecided);
+      // within a round, entries come after it.
+      u.append = c->search->round_id() == w.sent_round;
+      w.sent_round = c->search->round_id();
       u.entries.push_back({c->search->incumbent(), 0, false});
       w.last_final = c->search->incumbent();
       w.sent_converged = false;

@@ -58,8 +58,8 @@ class Leader {
   void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples);
   // Channel truth: NCCL ran `ran` for a call of `workload` that asked for `asked` (any call, timed or not).
   void OnRan(uint64_t workload, const Config& asked, const Config& ran);
-  // Every rank applied this update (the leader included).
-  void OnApplied(const coordinator::WorkloadUpdate& u);
+  // Every rank applied this update (the leader included); `dropped`: the scheduled calls it replaced.
+  void OnApplied(const coordinator::WorkloadUpdate& u, const std::vector<coordinator::ScheduleEntry>& dropped = {});
   // Imported configs: shipped as final, converged entries; those workloads are not searched.
   void AddImports(const std::vector<config_table::ImportedWorkload>& imports);
   void set_frozen(bool frozen) { frozen_ = frozen; }
@@ -90,6 +90,7 @@ class Leader {
     uint64_t shipped_unapplied = 0;  // calls in updates sent but not yet applied
     bool awaiting_apply = false;     // an update for it is in flight
     bool sent_converged = false;
+    int sent_round = -1;  // the search's round_id() when entries were last shipped
     Config last_final;
     std::optional<Config> import;  // to ship
     double import_us = 0;

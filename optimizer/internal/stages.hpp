@@ -17,8 +17,13 @@ std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space);
 // screen.cc: the channel counts screened per subspace, log-spaced over [1, max]: {1, 2} for 2,
 // {1, ~3, 8} up to 8, {1, ~3, ~9, max} above (fewer when max is small).
 std::vector<int> ScreenChannels(int max);
+// How many subspaces, in the prior's order, get every screening point, and how many after them the
+// largest and the middle one (the rest: the largest only).
+inline constexpr size_t kFullScreen = 2;
+inline constexpr size_t kHalfScreen = 2;
 // The screened configs in order: the hints, then the subspaces' points interleaved (every subspace's
-// largest point first, so channel truth learns each subspace's ceiling early), at most
+// largest point first, so channel truth learns each subspace's ceiling early; fewer points for the
+// subspaces the prior ranks low: kFullScreen, kHalfScreen), at most
 // options.max_screen, as NCCL would run them (store.Effective), never twice, never a twin of NCCL's
 // default. With channel truth (space.channel_truth), the points below a subspace's largest are listed
 // only once NCCL's run of that largest point is known, so no two screened configs alias.

@@ -109,7 +109,7 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
       CommCoordinator* self = nullptr;
       CommCoordinator::Hooks hooks;
       if (r == 0) hooks.build_message = o.build_message;
-      hooks.on_update = [&res](const WorkloadUpdate&) { ++res.updates; };
+      hooks.on_update = [&res](const WorkloadUpdate&, const std::vector<ScheduleEntry>&) { ++res.updates; };
       hooks.fill_samples = [&o, r](uint64_t first, int n, SampleWords* words) {
         for (int i = 0; i < n; ++i)
           if (std::optional<double> us = o.timing(r, first + i)) EncodeSample(words, i, *us);

@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
     double sum_tuned = 0, worst_row = 0, sum_calls = 0;
     std::map<std::string, int> picks;
     for (int seed = 1; seed <= seeds; ++seed) {
-      Search s(SpaceOf(row, d.channel_truth), Options{});
+      Options opts;
+      opts.round_trip_calls = d.latency + d.lookahead;
+      Search s(SpaceOf(row, d.channel_truth), opts);
       Replay r(row, mode, static_cast<uint64_t>(seed) * 7919 + row.bytes, drift,
                std::getenv("REPLAY_MAX") != nullptr ? OverRanks::kMax : OverRanks::kMin);
       DriveResult res = Drive(s, r, d);
