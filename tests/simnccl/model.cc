@@ -12,18 +12,12 @@
 #include <tuple>
 #include <utility>
 
+#include "rng.hpp"
+
 namespace simnccl {
 
 namespace {
 const char* kCollNames[kNumColls] = {"broadcast", "reduce", "all_gather", "reduce_scatter", "all_reduce"};
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double Uniform(uint64_t h) { return ((h >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
 }  // namespace
 
 const char* CollName(int coll) { return coll >= 0 && coll < kNumColls ? kCollNames[coll] : "unknown"; }
