@@ -14,13 +14,15 @@ size_t AlignUp(size_t a, size_t b) { return DivUp(a, b) * b; }
 constexpr int kWarp = 32;
 constexpr int kMaxThreads = 640;  // NCCL_MAX_NTHREADS
 
-// Threads per channel NCCL starts from, per algorithm and protocol (an NVLink node, so Ring/Simple gets 512, not
-// the 256 of a PCIe-bound ring). PAT is never given a thread count, which keeps it on every channel.
-int MaxThreads(int algo, int proto) {
+// Threads per channel NCCL starts from, per algorithm and protocol (Ring/Simple's as the communicator's rings
+// allow: 512 over NVLink, 256 for a PCIe-bound ring). PAT is never given a thread count, which keeps it on every
+// channel.
+int MaxThreads(int algo, int proto, int ringSimpleThreads) {
   switch (algo) {
     case kAlgoTree:
-    case kAlgoRing:
       return proto == kProtoLL128 ? 640 : 512;
+    case kAlgoRing:
+      return proto == kProtoLL128 ? 640 : proto == kProtoSimple ? ringSimpleThreads : 512;
     case kAlgoCollNetDirect:
     case kAlgoCollNetChain:
     case kAlgoNvls:
@@ -48,9 +50,9 @@ size_t TrafficPerByte(int coll, int nranks, int proto) {
   return proto == kProtoLL ? 4 * perByte : perByte;  // LL moves a flag with every 4 bytes of data
 }
 
-AlgoChannels NcclAlgoChannels(int algo, int proto, size_t nBytes, int nranks, int commChannels) {
+AlgoChannels NcclAlgoChannels(int algo, int proto, size_t nBytes, int nranks, int commChannels, int ringSimpleThreads) {
   int nc = commChannels;
-  int nt = MaxThreads(algo, proto);
+  int nt = MaxThreads(algo, proto, ringSimpleThreads);
   const size_t threshold = ThreadThreshold(algo, proto, nranks);
   auto tooMany = [&] { return nBytes < static_cast<size_t>(nc) * static_cast<size_t>(nt) * threshold; };
   const bool fixedChannels = algo == kAlgoNvls || algo == kAlgoNvlsTree || algo == kAlgoCollNetDirect;
@@ -154,10 +156,11 @@ std::vector<ChannelSpan> ScheduleChannels(const std::vector<ChannelTask>& tasks,
 }
 
 int ChannelsRun(int coll, size_t count, size_t typeSize, int nranks, int algo, int proto, int requested,
-                int commChannels, int ncclVersion) {
+                int commChannels, int ncclVersion, int ringSimpleThreads) {
   ChannelTask t = MakeChannelTask(coll, count, typeSize, proto, requested);
   if (requested == 0)
-    t.nMaxChannels = NcclAlgoChannels(algo, proto, AlgoBytes(t, nranks), nranks, commChannels).nMaxChannels;
+    t.nMaxChannels =
+        NcclAlgoChannels(algo, proto, AlgoBytes(t, nranks), nranks, commChannels, ringSimpleThreads).nMaxChannels;
   return ScheduleChannels({t}, nranks, commChannels, ncclVersion)[0].nChannels;
 }
 

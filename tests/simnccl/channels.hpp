@@ -21,14 +21,20 @@ size_t MinTrafficPerChannel(int ncclVersion);
 // Traffic per byte of a task's buffer: allreduce 2, allgather and reducescatter nranks, others 1 (LL: 4x that).
 size_t TrafficPerByte(int coll, int nranks, int proto);
 
+// Ring/Simple threads per channel NCCL gives a communicator (tuning.cc): 512 when its rings run over NVLink, 256
+// when a ring's bandwidth is at most PCIe's (bwIntra x channels <= PCI_BW), as when every rank is its own node and
+// rings cross the network (the one-GPU testbed).
+inline constexpr int kRingSimpleThreadsNvlink = 512, kRingSimpleThreadsPcie = 256;
+
 // NCCL's own channel bound and warps for a chosen (algo, proto) at nBytes (topoGetAlgoInfo): from the
-// communicator's channels down while nBytes < channels x threads x threshold, for threads and thresholds of an
-// NVLink node (NCCL_NTHREADS / NCCL_THREAD_THRESHOLDS unset).
+// communicator's channels down while nBytes < channels x threads x threshold, for NCCL's default thresholds and
+// threads (NCCL_NTHREADS / NCCL_THREAD_THRESHOLDS unset; Ring/Simple's as given).
 struct AlgoChannels {
   int nMaxChannels = 0;
   int nWarps = 0;
 };
-AlgoChannels NcclAlgoChannels(int algo, int proto, size_t nBytes, int nranks, int commChannels);
+AlgoChannels NcclAlgoChannels(int algo, int proto, size_t nBytes, int nranks, int commChannels,
+                              int ringSimpleThreads = kRingSimpleThreadsNvlink);
 
 // One collective task as NCCL's planner holds it.
 struct ChannelTask {
@@ -56,7 +62,7 @@ size_t AlgoBytes(const ChannelTask& task, int nranks);
 
 // One ungrouped collective: the channels it really runs on. requested is the tuner's nChannels (0: NCCL's own).
 int ChannelsRun(int coll, size_t count, size_t typeSize, int nranks, int algo, int proto, int requested,
-                int commChannels, int ncclVersion);
+                int commChannels, int ncclVersion, int ringSimpleThreads = kRingSimpleThreadsNvlink);
 
 // NCCL >= 2.29 runs a group of broadcasts from several roots as one AllGatherV kernel, each broadcast cut into
 // nParts parts at 256-byte boundaries, part p on channel p: the channels that get any bytes.

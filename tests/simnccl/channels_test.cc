@@ -107,6 +107,21 @@ TEST(NcclAlgoChannels, DefaultBoundAndWarps) {
   EXPECT_EQ(NcclAlgoChannels(kAlgoRing, kProtoSimple, 1ull << 30, 4, 8).nMaxChannels, 8);
 }
 
+TEST(NcclAlgoChannels, PcieBoundRingHasHalfTheSimpleThreads) {
+  // 64 KiB Ring/Simple on 8 channels with 256 threads: 65536 < nc x 256 x 64 down to nc 4 (4 x 16 KiB = 64 KiB),
+  // threads kept: 256 + a sync warp = 9 warps. With 512 threads the same message gets 2 channels. The one-GPU
+  // testbed (NCCL_MIN_NCHANNELS=8) ran NCCL's default all-gather of 64 KiB on 4 channels.
+  AlgoChannels a = NcclAlgoChannels(kAlgoRing, kProtoSimple, 65536, 4, 8, kRingSimpleThreadsPcie);
+  EXPECT_EQ(a.nMaxChannels, 4);
+  EXPECT_EQ(a.nWarps, 9);
+  EXPECT_EQ(NcclAlgoChannels(kAlgoRing, kProtoSimple, 65536, 4, 8).nMaxChannels, 2);
+  EXPECT_EQ(
+      ChannelsRun(kAllGather, 65536 / (4 * 4), 4, 4, kAlgoRing, kProtoSimple, 0, 8, 22809, kRingSimpleThreadsPcie), 4);
+  // Only Ring/Simple changes: Tree/Simple and Ring/LL keep their bounds.
+  EXPECT_EQ(NcclAlgoChannels(kAlgoTree, kProtoSimple, 65536, 4, 8, kRingSimpleThreadsPcie).nMaxChannels, 2);
+  EXPECT_EQ(NcclAlgoChannels(kAlgoRing, kProtoLL, 65536, 4, 8, kRingSimpleThreadsPcie).nMaxChannels, 4);
+}
+
 TEST(ScheduleChannels, SmallTasksOfAPlanTakeOneChannelEach) {
   // 2.28, two 4000 B allreduces asked 4 each: the plan has 32 KiB over 8 channels, perChannel 16 KiB; each task's
   // one cell fills a channel, so the second starts on the next one.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi_gtest_main.hpp"
 #include "profiler_abi.h"
 #include "profiler_host.hpp"
 #include "test_profiler_log.hpp"
@@ -347,24 +348,4 @@ TEST_F(Profiler, FinalizeAtDestroyAfterTheTuners) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
-  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (gRank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  ncclUniqueId id;
-  if (gRank == 0) ncclGetUniqueId(&id);
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (ncclCommInitRank(&gWorld, gSize, id, gRank) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 1);
-  int rc = RUN_ALL_TESTS();
-  MPI_Barrier(MPI_COMM_WORLD);
-  ncclCommDestroy(gWorld);
-  int worst = 0;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
-}
+int main(int argc, char** argv) { return simnccl_test::RunMpiTests(argc, argv, &gRank, &gSize, &gWorld); }

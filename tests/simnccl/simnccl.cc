@@ -35,6 +35,7 @@
 
 #include "channels.hpp"
 #include "model.hpp"
+#include "noise_model.hpp"
 #include "plugin_support.hpp"
 #include "profiler_host.hpp"
 #include "tuner_abi.h"
@@ -52,10 +53,11 @@ struct Settings {
   double timeoutS = 120;
   enum { kFirst, kAlways, kNever, kRequested } move = kFirst;
   int channels = 24;
+  bool channelsSet = false;  // SIMNCCL_CHANNELS given (else a recorded table's channels, or 24)
   double noise = 0.04;
   unsigned long long seed = 1;
   size_t stageBytes = 2 << 20;
-  std::string trace, modelFile;
+  std::string trace, modelFile, noiseModelFile;
   // Drift: from call driftAfter of each communicator on, durations (of algorithm driftAlgo only, or of
   // every algorithm when -1) are multiplied by driftFactor: a landscape that jumps mid-run.
   uint64_t driftAfter = 0;
@@ -81,7 +83,8 @@ struct Settings {
         std::fprintf(stderr, "simnccl: WARN SIMNCCL_MOVE_DATA=%s invalid (first|always|never|requested); using first\n",
                      v);
     }
-    if (auto v = Get("SIMNCCL_CHANNELS")) channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels);
+    if (auto v = Get("SIMNCCL_CHANNELS"))
+      channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels), channelsSet = true;
     if (auto v = Get("SIMNCCL_NOISE")) {
       noise = std::atof(v);
       if (noise < 0.03) {
@@ -94,6 +97,7 @@ struct Settings {
     stageBytes = (stageBytes + 4095) / 4096 * 4096;
     if (auto v = Get("SIMNCCL_TRACE")) trace = v;
     if (auto v = Get("SIMNCCL_MODEL_FILE")) modelFile = v;
+    if (auto v = Get("SIMNCCL_NOISE_MODEL")) noiseModelFile = v;
     if (auto v = Get("SIMNCCL_DRIFT")) {
       unsigned long long after = 0;
       double factor = 0;
@@ -168,6 +172,8 @@ struct TunerPlugin {
 struct Runtime {
   Settings env;
   std::unique_ptr<simnccl::Model> model;
+  simnccl::RecordedMachine machine;              // the model's recorded machine (all defaults for the built-in one)
+  std::unique_ptr<simnccl::FittedNoise> fitted;  // SIMNCCL_NOISE_MODEL's noise, else the lognormal SIMNCCL_NOISE
   std::mutex mu;
   bool tunerLoaded = false;
   TunerPlugin tuner;
@@ -175,7 +181,12 @@ struct Runtime {
   FILE* trace = nullptr;
   std::atomic<long long> movedCalls{0}, mismatches{0};
   double clockUs = 0;
-  double lastModelUs = 0;  // the model's time (before noise) of the last collective this process ran
+  double lastModelUs = 0;      // the model's time (before noise) of the last collective this process ran
+  simnccl::Config lastConfig;  // what the last collective ran (algorithm, protocol, channels run)
+  // Fitted noise: this rank's lag after its last collective, added to the clock at the first clock read after it or
+  // at the next launch, whichever comes first (noise_model.hpp).
+  double pendingLagUs = 0;
+  void ApplyPendingLag() { clockUs += pendingLagUs, pendingLagUs = 0; }
   std::vector<std::pair<ncclDataType_t, double>> preMul;  // index = op - ncclNumOps
   std::vector<const void*> preMulDevPtr;
 
@@ -191,6 +202,17 @@ struct Runtime {
       model = simnccl::MakeBuiltinModel();
     }
     model = simnccl::WithInterference(std::move(model), env.interference);
+    machine = model->Machine();
+    if (!env.channelsSet && machine.channels > 0) env.channels = machine.channels;  // the recorded communicator's
+    if (!env.noiseModelFile.empty()) {
+      simnccl::NoiseParams p;
+      std::string err;
+      if (!simnccl::LoadNoiseParams(env.noiseModelFile, &p, &err)) {
+        std::fprintf(stderr, "simnccl: SIMNCCL_NOISE_MODEL: %s\n", err.c_str());
+        std::exit(2);
+      }
+      fitted = std::make_unique<simnccl::FittedNoise>(std::move(p));
+    }
     if (!env.trace.empty()) trace = std::fopen(env.trace.c_str(), "a");
     simnccl::ProfilerHost::TraceFn traceFn;
     if (trace) traceFn = [this](const std::string& line) { Trace("%s", line.c_str()); };
@@ -265,7 +287,9 @@ struct ncclComm {
   size_t mapBytes = 0;
   int rank = 0, nranks = 0, budget = 24;
   uint64_t hash = 0, barrierGen = 0, seq = 0;
-  uint64_t noiseKey = 0;  // rank 0's communicator ordinal: reproducible across runs, unlike the name
+  uint64_t noiseKey = 0;             // rank 0's communicator ordinal: reproducible across runs, unlike the name
+  uint64_t noiseBlock = UINT64_MAX;  // fitted noise: the block of calls noiseFactors belong to
+  simnccl::FittedNoise::BlockFactors noiseFactors;
   int splitCount = 0;
   void* tunerCtx = nullptr;
   std::optional<std::string> commName;  // ncclConfig_t's commName (a split without a config: its parent's)
@@ -431,6 +455,16 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   if (maxC > 0) budget = std::min(budget, maxC);
   comm->budget = std::clamp(budget, 1, simnccl::kMaxChannels);
   comm->commName = commName;
+  if (rank == 0 && nranks > 1 && rt.machine.ranks > 0 && rt.machine.ranks != nranks)
+    std::fprintf(stderr,
+                 "simnccl: WARN SIMNCCL_MODEL_FILE was recorded on %d ranks; this communicator has %d (its times are "
+                 "used as they are)\n",
+                 rt.machine.ranks, nranks);
+  if (rank == 0 && nranks > 1 && rt.fitted && rt.fitted->Params().ranks != nranks)
+    std::fprintf(stderr,
+                 "simnccl: WARN SIMNCCL_NOISE_MODEL was fitted on %d ranks; this communicator has %d (each rank lags "
+                 "as fitted, so the spread over ranks is not the recorded one)\n",
+                 rt.fitted->Params().ranks, nranks);
 
   // As in NCCL's init: the profiler plugin's init, then the tuner's.
   rt.profiler->InitComm(&comm->prof, comm->hash, comm->commName ? comm->commName->c_str() : nullptr, nranks, rank);
@@ -784,8 +818,8 @@ ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, boo
       return Fail(ncclInvalidArgument, "tuner nChannels %d is negative: real NCCL would plan garbage", nChannels);
     d->overridden = std::memcmp(orig, table, sizeof table) != 0 || nChannels != 0;
   }
-  const simnccl::AlgoChannels own =
-      simnccl::NcclAlgoChannels(d->cfg.algo, d->cfg.proto, nBytes, comm->nranks, comm->budget);
+  const simnccl::AlgoChannels own = simnccl::NcclAlgoChannels(d->cfg.algo, d->cfg.proto, nBytes, comm->nranks,
+                                                              comm->budget, rt.machine.ringSimpleThreads);
   d->cfg.nc = nChannels != 0 ? nChannels : own.nMaxChannels;  // NCCL keeps the tuner's bound as it is
   d->asked = nChannels;
   d->nWarps = own.nWarps;
@@ -877,11 +911,12 @@ void RunColl(Task& t, bool moveRequested) {
   mine.clock = rt.clockUs;
   mine.move = move;
   Barrier(c, seq);
-  double start = 0;
+  double start = 0, first = INFINITY;
   bool anyMove = false;
   for (int r = 0; r < c->nranks; r++) {
     const Slot& s = h->slots[r];
     start = std::max(start, s.clock);
+    first = std::min(first, s.clock);
     anyMove |= s.move != 0;
     if (!(s.rec == h->slots[0].rec)) {
       rt.mismatches++;
@@ -899,10 +934,29 @@ void RunColl(Task& t, bool moveRequested) {
     if (c->rank != 0) usleep(200000);
     _exit(3);
   }
-  double ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
-  if (seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo)) ranUs *= rt.env.driftFactor;
+  const bool drifted = seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo);
+  double ranUs;
+  if (!rt.fitted) {
+    ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
+    if (drifted) ranUs *= rt.env.driftFactor;
+  } else {
+    // Fitted noise (noise_model.hpp): the collective's own time, shortened by the early ranks' head start; then
+    // this rank's lag before its next call.
+    const simnccl::FittedNoise& n = *rt.fitted;
+    if (n.Block(seq) != c->noiseBlock)
+      c->noiseBlock = n.Block(seq), c->noiseFactors = n.ForBlock(rt.env.seed, c->noiseKey, c->noiseBlock);
+    const simnccl::FittedNoise::BlockFactors& f = c->noiseFactors;
+    double own = n.BaseUs(t.durUs, t.cfg.algo, t.cfg.proto, t.cfg.nc) * f.slow *
+                 n.CallFactor(rt.env.seed, c->noiseKey, seq, f.volatility);
+    if (drifted) own *= rt.env.driftFactor;
+    ranUs = own - n.Params().overlap * std::min(start - first, own);
+    if (c->nranks > 1)
+      rt.pendingLagUs =
+          n.RankLagUs(rt.env.seed, c->noiseKey, seq, c->rank, own, t.cfg.algo, t.cfg.proto, t.cfg.nc, f.lag);
+  }
   rt.clockUs = start + ranUs;
   rt.lastModelUs = t.durUs;
+  rt.lastConfig = t.cfg;
   if (c->rank == 0)
     rt.Trace("ran comm %s op %llu %s asked %d model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
              Describe(h->slots[0].rec).c_str(), t.asked, t.durUs, ranUs);
@@ -1222,6 +1276,7 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
     simInfo->estimatedTime = (float)simTime;
     return ncclSuccess;
   }
+  rt.ApplyPendingLag();  // the rank's lag after its last collective, if no clock read took it yet
   for (auto& t : tasks)
     if (t.kind == kColl) RunColl(t, move);
   std::vector<Task*> p2p;
@@ -1478,8 +1533,27 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) { return comm ? n
 __attribute__((visibility("default"))) void simncclSetMoveData(int on) { tMoveNext = on != 0; }
 __attribute__((visibility("default"))) long long simncclMovedCalls(void) { return RT().movedCalls.load(); }
 __attribute__((visibility("default"))) long long simncclMismatchCount(void) { return RT().mismatches.load(); }
-__attribute__((visibility("default"))) double simncclVirtualTimeUs(void) { return RT().clockUs; }
+// The virtual clock. With SIMNCCL_NOISE_MODEL the first read after a collective returns its end, and the rank's
+// lag before its next call starts then (the stop of a timer around the call does not see it; the next start does).
+__attribute__((visibility("default"))) double simncclVirtualTimeUs(void) {
+  Runtime& rt = RT();
+  const double now = rt.clockUs;
+  rt.ApplyPendingLag();
+  return now;
+}
 __attribute__((visibility("default"))) double simncclLastModelUs(void) { return RT().lastModelUs; }
+// The key of a communicator's seeded noise (rank 0's communicator ordinal and the rank count, hashed): what
+// noise_fit.hpp's SimulateSet needs to reproduce its calls.
+__attribute__((visibility("default"))) unsigned long long simncclCommNoiseKey(ncclComm_t comm) {
+  return comm ? comm->noiseKey : 0;
+}
+// What the last collective of this process ran: algorithm, protocol and the channels it ran on.
+__attribute__((visibility("default"))) void simncclLastConfig(int* algo, int* proto, int* channels) {
+  const simnccl::Config& c = RT().lastConfig;
+  if (algo) *algo = c.algo;
+  if (proto) *proto = c.proto;
+  if (channels) *channels = c.nc;
+}
 
 }  // extern "C"
 
