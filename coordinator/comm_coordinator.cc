@@ -75,15 +75,18 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
     payload.base = *words;
     payload.extended = ExtendedSync(id);
     if (payload.extended) {
-      // The timed calls issued before the previous sync point that no sync carried yet (every rank
-      // counts the same timed calls, so every rank picks the same window).
-      auto prev = timed_at_issue_.find(id - 1);
+      // The timed calls issued before sync point id - kLag that no sync carried yet: the apply just
+      // above waited for that sync, which every rank issued after them on its stream, so every rank has
+      // their timings (a window reaching later calls would find them still running on a rank whose
+      // host runs ahead of its GPU, and lose them). Every rank counts the same timed calls, so every
+      // rank picks the same window.
+      auto prev = timed_at_issue_.find(id - kLag);
       const uint64_t upto = prev != timed_at_issue_.end() ? prev->second : carried_;
       Window w{id, carried_, static_cast<int>(std::min<uint64_t>(kSampleSlots, upto > carried_ ? upto - carried_ : 0))};
       carried_ += static_cast<uint64_t>(w.n);
       if (w.n > 0 && hooks_.fill_samples) hooks_.fill_samples(w.first, w.n, &payload.samples);
       if (is_leader() && w.n > 0) undelivered_.push_back(w);
-      timed_at_issue_.erase(id - 1);
+      timed_at_issue_.erase(id - kLag);
     }
     if (absl::Status s = transport_->Issue(id, payload, stream); !s.ok()) {
       // Only reachable when the communicator itself failed (the sync op runs on it), where the user's

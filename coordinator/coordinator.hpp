@@ -148,7 +148,8 @@ class ScheduleBook {
  public:
   struct Call {
     Config config;
-    bool timed = false;  // every rank times this call (a scheduled sample, or a monitoring call)
+    bool timed = false;      // every rank times this call (a scheduled sample, a waiting or monitoring call)
+    bool scheduled = false;  // the call ran a schedule entry (not the final entry)
   };
   // Returns the entries the update dropped (a replacing update drops the calls still scheduled).
   std::vector<ScheduleEntry> Apply(const WorkloadUpdate& u);
@@ -217,7 +218,7 @@ class IterationDetector {
   uint64_t period() const { return period_; }
 
  private:
-  void Detect();
+  void Detect(size_t limit);  // tries the periods 1 .. limit
   size_t history_;
   std::deque<uint64_t> seq_;
   uint64_t period_ = 0;
@@ -285,8 +286,9 @@ class CommCoordinator {
     std::function<void(const std::string& reason)> on_stop;
     // Every rank: a wait took longer than the warn threshold (for loud logging).
     std::function<void(uint64_t sync_id, absl::Duration waited)> on_slow_wait;
-    // Every rank, when it issues an extended sync: write this rank's timings of the timed calls
-    // first_seq .. first_seq + n - 1 (NoteTimed's numbers) into slots 0 .. n-1 (EncodeSample).
+    // Every rank, when it issues extended sync j: write this rank's timings of the timed calls
+    // first_seq .. first_seq + n - 1 (NoteTimed's numbers; those issued before sync point j - kLag,
+    // which the apply at sync point j has waited for) into slots 0 .. n-1 (EncodeSample).
     std::function<void(uint64_t first_seq, int n, SampleWords* words)> fill_samples;
     // Leader: the carried timings of calls first_seq .. first_seq + size - 1, as soon as their sync
     // completed (HarvestSamples) or at its apply at the latest; in sync order.

@@ -32,12 +32,14 @@ std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload) {
   if (it == book_.end()) return std::nullopt;
   Slot& s = it->second;
   if (s.pending.empty()) {
-    // A converged final entry is sampled now and then (monitoring); a search's waiting one is not.
-    const bool monitor = s.converged && s.final_calls++ % kMonitorEvery == 0;
-    return Call{s.final_config, monitor};
+    // A converged final entry is sampled now and then (monitoring). A search's final entry runs while
+    // the schedule waits for timings: every such call is a sample too (the leader's search takes it
+    // as a sample of the incumbent it did not ask for), so the wait measures the reference.
+    const bool timed = s.converged ? s.final_calls++ % kMonitorEvery == 0 : true;
+    return Call{s.final_config, timed, false};
   }
   ScheduleEntry& front = s.pending.front();
-  Call c{front.config, !front.warmup};
+  Call c{front.config, !front.warmup, true};
   front.warmup = false;  // only the entry's first call
   if (--front.calls == 0) s.pending.pop_front();
   return c;

@@ -84,6 +84,8 @@ struct Stats {
   int samples = 0;          // samples received while searching (monitoring excluded)
   int configs = 0;          // distinct configs measured (as NCCL ran them)
   int requested = 0;        // samples asked for (Next) while searching
+  int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
+  int early = 0;            // decided on the race's own samples (a gain far beyond their noise)
   int reopened = 0;
 };
 
@@ -102,7 +104,9 @@ class Search {
   // each workload's samples are compared with its own default's, and each gets its own default samples).
   std::vector<Candidate> Next(int max_candidates, int stream = 0);
   // A measured call that ran `config` as asked, on `stream` (samples arrive in call order).
-  void AddSample(const Config& config, double us, int stream = 0);
+  // `requested`: the call ran a Candidate from Next(); false for a call the search did not ask for
+  // (the incumbent run while the schedule waits for samples), which counts as a sample all the same.
+  void AddSample(const Config& config, double us, int stream = 0, bool requested = true);
   // Channel truth: NCCL ran `ran` for a call that asked for `asked` (fewer channels than asked, when
   // the message is small or the communicator has fewer). Configs that run identically share their
   // samples and are never asked for twice.
@@ -113,6 +117,11 @@ class Search {
   void DropPending();
   // Best configuration so far (the default Config until something beats it significantly).
   Config incumbent() const;
+  // What to run while the schedule waits for samples (the caller's final entry while searching, every
+  // call of it a sample given with requested = false): the race's current leader once it measured
+  // better than the default (its samples are what the next rounds and the decision want most), else
+  // NCCL's default; the incumbent once converged.
+  Config waiting() const;
   // Warm start: take `config` as incumbent and converge at once (import); `us` its known time or 0.
   // Monitoring still runs and may re-open the search.
   void Adopt(const Config& config, double us);

@@ -122,7 +122,7 @@ double SampleStore::Absolute(const Config& effective) const {
   return v.empty() ? kInf : RobustEstimate(std::move(v));
 }
 
-double SampleStore::LocalDefault(int64_t index, int stream) const {
+double SampleStore::LocalDefault(int64_t index, int stream, std::vector<int64_t>* used) const {
   // The kLocal default samples of `stream` nearest in arrival order (ties: earlier first).
   auto it = default_by_stream_.find(stream);
   if (it == default_by_stream_.end() || it->second.empty()) return kInf;
@@ -134,7 +134,9 @@ double SampleStore::LocalDefault(int64_t index, int stream) const {
   int k = 0;
   while (k < kLocal && (lo >= 0 || hi < n)) {
     const bool take_lo = hi >= n || (lo >= 0 && index - d[lo].index <= d[hi].index - index);
-    near[k++] = take_lo ? d[lo--].us : d[hi++].us;
+    const Sample& s = take_lo ? d[lo--] : d[hi++];
+    if (used) used->push_back(s.index);
+    near[k++] = s.us;
   }
   std::sort(near, near + k);
   return k % 2 ? near[k / 2] : 0.5 * (near[k / 2 - 1] + near[k / 2]);
@@ -191,10 +193,19 @@ double SampleStore::Noise() const {
 
 double SampleStore::RelativeStdErr(const Config& effective, double floor, int64_t since) const {
   const int n = Count(effective, since);
-  const int nd = Count(Config{});  // every default sample is as good as a fresh one (never selected)
-  if (n == 0 || nd == 0) return kInf;
-  // Medians of n normalised samples and of the default's own: both sides' errors add in quadrature
-  // (conservative: the normalised spread already holds some of the default's noise).
+  if (n == 0 || Count(Config{}) == 0) return kInf;
+  int nd = Count(Config{});
+  if (!effective.IsDefault() && Count(Config{}) >= 2) {
+    std::vector<int64_t> used;
+    for (const Sample& s : Of(effective))
+      if (s.index >= since) LocalDefault(s.index, s.stream, &used);
+    std::sort(used.begin(), used.end());
+    nd = static_cast<int>(std::unique(used.begin(), used.end()) - used.begin());
+    if (nd == 0) return kInf;
+  }
+  // Medians of n normalised samples and of the nd default samples behind their references: both
+  // sides' errors add in quadrature (conservative: the normalised spread already holds some of the
+  // default's noise).
   const double sigma = std::max(Noise(), floor);
   return 1.25 * sigma * std::sqrt(1.0 / n + 1.0 / nd);
 }

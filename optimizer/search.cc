@@ -38,6 +38,8 @@ constexpr int kMaxRequested = 96;
 // kDecideCap samples of the winner.
 constexpr int kDecideStep = 4;
 constexpr int kDecideCap = 24;
+// Samples of the likely winner asked for ahead of its rounds, at most.
+constexpr int kSpeculateCap = 16;
 
 }  // namespace
 
@@ -69,8 +71,8 @@ struct Search::Impl {
     int subspaces = 0;
     for (int a = 0; a < kNumAlgos; ++a)
       for (int q = 0; q < kNumProtos; ++q) subspaces += space.subspaces.Valid(a, q) ? 1 : 0;
-    const int screened = std::min<int>(o.max_screen, subspaces * static_cast<int>(
-                                                                    internal::ScreenChannels(s.max_channels).size()));
+    const int screened =
+        std::min<int>(o.max_screen, subspaces * static_cast<int>(internal::ScreenChannels(s.max_channels).size()));
     wide = o.round_trip_calls >= 2 * screened + 2;
     space.max_channels = std::max(1, space.max_channels);
     opt.max_screen = std::max(1, opt.max_screen);
@@ -210,6 +212,11 @@ struct Search::Impl {
             }
             // Nothing looks better than the default even on the race's own (flattering) samples: done.
             if (!(store.Relative(w) < 1 - opt.min_gain / 2)) return Converge(Config{});
+            if (store.Count(w) >= internal::kEarlyMinSamples &&
+                internal::Decide(w, store, opt.min_gain, 0, internal::kEarlyZ).switch_to_winner) {
+              ++stats.early;
+              return Converge(w);
+            }
             winner = w;
             stage = Stage::kDecide;
             decide_target = opt.final_samples;
@@ -240,6 +247,21 @@ struct Search::Impl {
     }
   }
 
+  Config Waiting() const {
+    switch (stage) {
+      case Stage::kRace: {
+        const Config w = internal::Leader(pool, store);
+        return !w.IsDefault() && store.Relative(w) < 1 ? w : Config{};
+      }
+      case Stage::kDecide:
+        return store.Relative(winner) < 1 ? winner : Config{};
+      case Stage::kDone:
+        return incumbent;
+      default:
+        return Config{};
+    }
+  }
+
   // The configs the next round will likely race (the better half of this one's, or the winner while
   // deciding), and the samples it will want of each.
   std::pair<std::vector<Config>, int> LikelyNext() const {
@@ -252,9 +274,9 @@ struct Search::Impl {
           if (store.Count(c) > 0) measured.push_back(c);
         const int next = WideOr(kRoundTarget[1]);
         if (measured.empty()) return {pool, std::max(next, ScreenTarget())};
-        return {internal::Survivors(measured, store,
-                                    wide ? 2 : std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
-                next};
+        return {
+            internal::Survivors(measured, store, wide ? 2 : std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
+            next};
       }
       case Stage::kRace:
         return {internal::Survivors(pool, store, std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
@@ -280,6 +302,12 @@ struct Search::Impl {
       if (!likely->has_value()) *likely = LikelyNext();  // once per Next(): it ranks the contenders
       for (const Config& c : (*likely)->first)
         if (Have(c) < (*likely)->second) need.push_back(c);
+      if (need.empty()) {
+        // Still waiting: the likely winner's samples are wanted by every later round and by the decision
+        // (those arriving after it starts are fresh), the default's by every comparison.
+        const std::vector<Config>& l = (*likely)->first;
+        if (!l.empty() && stage != Stage::kDecide && Have(l.front()) < kSpeculateCap) need.push_back(l.front());
+      }
       if (need.empty()) return std::nullopt;
     }
     const int every = stage == Stage::kDecide ? 2 : kDefaultEvery;
@@ -311,14 +339,14 @@ struct Search::Impl {
     return out;
   }
 
-  void AddSample(const Config& asked, double us, int stream) {
+  void AddSample(const Config& asked, double us, int stream, bool requested) {
     if (!(us > 0) || !std::isfinite(us)) return;
     if (stage == Stage::kDone) {
       if (KeyFor(asked) == KeyFor(incumbent)) Monitor(us, stream);
       return;
     }
     const Config key = KeyFor(asked);
-    if (auto it = pending.find(KeyOf(key)); it != pending.end() && it->second > 0) --it->second;
+    if (auto it = pending.find(KeyOf(key)); requested && it != pending.end() && it->second > 0) --it->second;
     store.Add(asked, us, stream);
     dirty = true;
     // Only a completed round moves the search on (the leader calls this for every timing it gets;
@@ -405,8 +433,8 @@ struct Search::Impl {
     std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     static constexpr const char* kStage[] = {"screen", "race", "decide", "done"};
     char buf[128];
-    std::snprintf(buf, sizeof(buf), "%s round %d, %d samples (%d asked, %d pending), relative to default:",
-                  kStage[static_cast<int>(stage)], round, static_cast<int>(store.total()), stats.requested,
+    std::snprintf(buf, sizeof(buf), "%s round %d, %d samples (%d asked, %d lost, %d pending), relative to default:",
+                  kStage[static_cast<int>(stage)], round, static_cast<int>(store.total()), stats.requested, stats.lost,
                   TotalPending());
     std::string out = buf;
     int shown = 0;
@@ -438,20 +466,25 @@ Search& Search::operator=(Search&&) noexcept = default;
 
 State Search::state() const { return impl_->stage == Impl::Stage::kDone ? State::kConverged : State::kSearching; }
 std::vector<Candidate> Search::Next(int max_candidates, int stream) { return impl_->Next(max_candidates, stream); }
-void Search::AddSample(const Config& config, double us, int stream) { impl_->AddSample(config, us, stream); }
+void Search::AddSample(const Config& config, double us, int stream, bool requested) {
+  impl_->AddSample(config, us, stream, requested);
+}
 void Search::NoteRan(const Config& asked, const Config& ran) { impl_->NoteRan(asked, ran); }
 void Search::NoteLost(const Config& config) {
   auto it = impl_->pending.find(KeyOf(impl_->KeyFor(config)));
   if (it != impl_->pending.end() && it->second > 0) --it->second;
+  ++impl_->stats.lost;
   impl_->dirty = true;
   impl_->Advance();
 }
 void Search::DropPending() {
+  impl_->stats.lost += impl_->TotalPending();
   impl_->pending.clear();
   impl_->dirty = true;
   impl_->Advance();
 }
 Config Search::incumbent() const { return impl_->incumbent; }
+Config Search::waiting() const { return impl_->Waiting(); }
 void Search::Adopt(const Config& config, double us) { impl_->Adopt(config, us); }
 void Search::Reopen() { impl_->Reopen(); }
 Stats Search::stats() const { return impl_->GetStats(); }

@@ -162,13 +162,18 @@ void CommLifecycle::SetUp(CommState& cs) {
       csp->leader->OnSamples(first, s);
     };
   }
-  hooks.on_update = [csp](const coordinator::WorkloadUpdate& u, const std::vector<coordinator::ScheduleEntry>& dropped) {
+  hooks.on_update = [csp](const coordinator::WorkloadUpdate& u,
+                          const std::vector<coordinator::ScheduleEntry>& dropped) {
     ++csp->updates_applied;
     if (csp->leader) csp->leader->OnApplied(u, dropped);
     auto it = csp->workloads.find(u.workload);
     if (it == csp->workloads.end()) return;  // not seen here yet: picked up at first sight (CallPath::Decide)
     const bool imported = csp->leader && csp->leader->imported(u.workload);
     const uint64_t calls = it->second.calls;
+    if (csp->rank() == 0)
+      CCLTUNE_TRACE(kCoord, "workload %016x: update applied at unit %d, after %d of its calls (%d entries%s)",
+                    u.workload, static_cast<int64_t>(csp->coord->units()), static_cast<int64_t>(calls),
+                    static_cast<int64_t>(u.entries.size()), u.converged ? ", converged" : "");
     csp->table().Update(it->second.key, [&](config_table::Entry& e) {
       e.state = StateOf(u, imported);
       e.config = u.entries.back().config;

@@ -146,7 +146,10 @@ void Leader::EnsureSearch(Work& w) {
   c->search.emplace(ss, o_.search, PriorFor(*c));
 }
 
-void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked) { timed_[seq] = Timed{workload, asked}; }
+void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled) {
+  timed_[seq] = Timed{workload, asked, scheduled};
+  if (scheduled) ++Get(workload).scheduled_in_flight;
+}
 
 void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples) {
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -157,20 +160,21 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     auto wi = work_.find(t.workload);
     if (wi == work_.end()) continue;
     Work& w = wi->second;
+    if (t.scheduled) --w.scheduled_in_flight;
     if (!samples[i]) {
       // No rank could time the call (every rank's timer pool full, say): that sample will not come.
-      if (Class* c = ClassOf(w); c != nullptr && c->search.has_value()) c->search->NoteLost(t.asked);
+      if (Class* c = ClassOf(w); t.scheduled && c != nullptr && c->search.has_value()) c->search->NoteLost(t.asked);
       continue;
     }
     const double us = o_.timing == Timing::kMinOverRanks ? samples[i]->min_us : samples[i]->max_us;
     ++w.samples;
     if (t.asked.IsDefault()) Keep(&w.default_samples, us);
-    if (t.asked == w.last_final && !t.asked.IsDefault()) Keep(&w.incumbent_samples, us);
+    if (w.sent_converged && t.asked == w.last_final && !t.asked.IsDefault()) Keep(&w.incumbent_samples, us);
     Class* c = ClassOf(w);
     if (c == nullptr || !c->search.has_value()) continue;
     optimizer::Search& s = *c->search;
     const bool was_converged = s.state() == optimizer::State::kConverged;
-    s.AddSample(t.asked, us, w.stream);
+    s.AddSample(t.asked, us, w.stream, t.scheduled);
     if (!was_converged && s.state() == optimizer::State::kConverged) {
       c->searched_before = true;
       CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s", w.key.ToString(),
@@ -179,7 +183,10 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
   }
   // Every timed call gets a slot in some sync, in order: one numbered before this window that is still
   // here was never carried (cannot happen while syncs run; kept from growing if it did).
-  while (!timed_.empty() && timed_.begin()->first < first_seq) timed_.erase(timed_.begin());
+  while (!timed_.empty() && timed_.begin()->first < first_seq) {
+    if (timed_.begin()->second.scheduled) --Get(timed_.begin()->second.workload).scheduled_in_flight;
+    timed_.erase(timed_.begin());
+  }
 }
 
 void Leader::OnRan(uint64_t workload, const Config& asked, const Config& ran) {
@@ -245,8 +252,25 @@ std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int m
   return out;
 }
 
+void Leader::UnblockIdle(const coordinator::ScheduleBook& book) {
+  for (auto& [id, c] : classes_) {
+    if (!c.search.has_value() || c.search->state() != optimizer::State::kSearching || c.search->pending() == 0)
+      continue;
+    bool idle = true;
+    for (uint64_t h : c.members) {
+      const Work& w = work_.at(h);
+      idle = idle && !w.awaiting_apply && w.scheduled_in_flight <= 0 && book.PendingCalls(h) == 0;
+    }
+    if (!idle) continue;
+    CCLTUNE_TRACE(kOpt, "size class %016x: %d samples awaited with nothing scheduled or in flight: asked again", id,
+                  c.search->pending());
+    c.search->DropPending();
+  }
+}
+
 coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) {
   coordinator::LeaderMessage msg;
+  UnblockIdle(book);
   int room = coordinator::kRecordWords;
   for (uint64_t h : order_) {
     Work& w = work_[h];
@@ -273,6 +297,7 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       if (w.sent_converged && c->search->incumbent() == w.last_final) continue;
       u.entries.push_back({c->search->incumbent(), 0, false});
       u.converged = true;  // replaces what is left: no more samples once converged
+      if (!(w.last_final == c->search->incumbent())) w.incumbent_samples.clear();
       w.last_final = c->search->incumbent();
       w.sent_converged = true;
     } else if (!frozen_) {
@@ -284,19 +309,26 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       CCLTUNE_TRACE(kOpt, "workload %016x: %d calls scheduled ahead (want %d), %d timings awaited%s", h,
                     static_cast<int64_t>(ahead), static_cast<int64_t>(want), c->search->pending(),
                     new_round ? ", new round" : "");
+      // What runs while the schedule waits: the race's leader once it beats the default (its calls are
+      // samples too), shipped alone when it changed and nothing else is to be asked.
+      const Config waiting = c->search->waiting();
+      const bool final_changed = !(waiting == w.last_final) || w.sent_converged;
       // Within a round, top the schedule up; a new round replaces what is still scheduled.
-      if (ahead >= want && !new_round) continue;
+      const bool top_up = ahead < want || new_round;
+      if (!top_up && !final_changed) continue;
       const int max = std::min<int>({o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3,
-                                     static_cast<int>(new_round ? want : want - ahead)});
-      if (max < 1) break;
-      u.entries = Entries(w, *c, max);
-      if (u.entries.empty()) continue;  // nothing worth asking before more timings come back
+                                     static_cast<int>(new_round      ? want
+                                                      : want > ahead ? want - ahead
+                                                                     : 0)});
+      if (max < 1 && !final_changed) break;
+      if (top_up && max >= 1) u.entries = Entries(w, *c, max);
+      if (u.entries.empty() && !final_changed) continue;  // nothing worth asking before more timings come back
       // A new round replaces what is still scheduled (asked for while the last round was undecided);
-      // within a round, entries come after it.
-      u.append = c->search->round_id() == w.sent_round;
-      w.sent_round = c->search->round_id();
-      u.entries.push_back({c->search->incumbent(), 0, false});
-      w.last_final = c->search->incumbent();
+      // within a round, entries come after it (a final entry alone keeps them).
+      u.append = u.entries.empty() || c->search->round_id() == w.sent_round;
+      if (!u.entries.empty()) w.sent_round = c->search->round_id();
+      u.entries.push_back({waiting, 0, false});
+      w.last_final = waiting;
       w.sent_converged = false;
     } else {
       continue;

@@ -41,7 +41,7 @@ class Leader {
     bool chunk_dim = false;
     bool channel_truth = false;  // NCCL's profiler interface reports what it ran
     bool size_classes = true;
-    Timing timing = Timing::kMinOverRanks;
+    Timing timing = Timing::kMaxOverRanks;
     int max_entries = 24;  // most entries shipped for one workload in one payload
     coordinator::IntervalOptions interval;
   };
@@ -53,7 +53,8 @@ class Leader {
   // table's entries per subspace (algo * kNumProtos + proto; < 0 invalid).
   void OnSpace(uint64_t workload, const SubspaceSet& space, const std::array<float, kNumAlgos * kNumProtos>& cost);
   // A timed call was issued with number `seq` (every rank numbers timed calls alike).
-  void OnTimed(uint64_t seq, uint64_t workload, const Config& asked);
+  // `scheduled`: the call ran one of the search's schedule entries (else the final entry, while waiting).
+  void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true);
   // Carried timings of timed calls first_seq.. (coordinator::Hooks::on_samples).
   void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples);
   // Channel truth: NCCL ran `ran` for a call of `workload` that asked for `asked` (any call, timed or not).
@@ -103,6 +104,7 @@ class Leader {
     uint64_t calls_per_interval = 1;                        // as seen in the last interval (the lookahead's unit)
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
+    int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
   };
   struct Class {
     SizeClass bounds;
@@ -113,6 +115,7 @@ class Leader {
   struct Timed {
     uint64_t workload = 0;
     Config asked;
+    bool scheduled = true;  // a search's schedule entry (else its final entry, run while waiting)
   };
   Work& Get(uint64_t workload);
   Class* ClassOf(const Work& w);
@@ -120,6 +123,9 @@ class Leader {
   optimizer::Prior PriorFor(const Class& c) const;
   // Starts the search of `w`'s class once both its class and its cost table are known.
   void EnsureSearch(Work& w);
+  // A searching class whose members have nothing scheduled, shipped or in flight while its search still
+  // awaits samples: those will never come (a lost count) - the search asks again rather than wait forever.
+  void UnblockIdle(const coordinator::ScheduleBook& book);
   // Entries for `w` from its class's search (warm-ups marked), at most `max`.
   std::vector<coordinator::ScheduleEntry> Entries(Work& w, Class& c, int max);
 

@@ -29,9 +29,9 @@ constexpr std::array<SettingSpec, 15> kSettings = {{
      "channels searched, [1, budget]; 0: the communicator's maxCTAs, NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
     {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "2", "2..65536", "fewest units between two sync ops"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
-    {"CCLTUNE_TIMING", SettingType::kEnum, "min", "min,max",
-     "which per-call time over ranks the search compares: min (the rank that arrived last: the collective's own "
-     "time) or max (the slowest rank: what the job waits for)"},
+    {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",
+     "which per-call time over ranks the search compares: max (the slowest rank: what the job waits for) or min "
+     "(the rank that arrived last: the collective's own time)"},
     {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most schedule entries sent for one workload at once"},
     {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
      "switch away from NCCL's default only for a gain above this (and above the measured noise)"},

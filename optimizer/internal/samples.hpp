@@ -70,14 +70,17 @@ class SampleStore {
   double Relative(const Config& effective, int64_t since = 0) const;
   // Per-sample relative noise of the normalised samples (robust, pooled over configs); 0 if unknown.
   double Noise() const;
-  // Standard error of Relative(effective, since) at the pooled noise (at least `floor`).
+  // Standard error of Relative(effective, since) at the pooled noise (at least `floor`): the config's
+  // samples and the default samples their references came from (shared by neighbouring samples, so
+  // their error does not average out over the config's samples).
   double RelativeStdErr(const Config& effective, double floor, int64_t since = 0) const;
 
   void Clear();
   static constexpr int kLocal = 4;
 
  private:
-  double LocalDefault(int64_t index, int stream) const;
+  // `used` (optional) collects the arrival indices of the default samples the reference came from.
+  double LocalDefault(int64_t index, int stream, std::vector<int64_t>* used = nullptr) const;
   std::vector<double> Normalised(const Config& effective, int64_t since = 0) const;
   void IndexDefaults();  // rebuilds default_by_stream_ from samples_
   std::map<ConfigKey, std::vector<Sample>> samples_;

@@ -55,7 +55,14 @@ struct Verdict {
 };
 // Only samples that arrived at index `since` or later count: the winner was chosen on the earlier ones,
 // which flatter it (of many noisy configs, the luckiest wins), so the decision is taken on fresh ones.
-Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0);
+// `z`: the standard errors the gain must clear (kDecideZ; kEarlyZ for a verdict on the race's own samples).
+Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ);
+// A race winner whose gain over the default clears kEarlyZ standard errors on the race's own samples
+// (which flatter it) switches at once, without fresh samples: a margin that wide is not the luck of
+// the draw among a handful of contenders. Only with kEarlyMinSamples of the winner: the noise estimate
+// of fewer can be far too low.
+inline constexpr double kEarlyZ = 4.0;
+inline constexpr int kEarlyMinSamples = 6;
 
 // The chunk sizes of a protocol's axis (grain * 2^k within [min, max]); empty without one.
 std::vector<int64_t> ChunkValues(const SearchSpace& space, int proto);

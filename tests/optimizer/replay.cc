@@ -213,8 +213,10 @@ DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const
     int64_t arrive;
     Config asked;
     double us;
+    bool requested;
   };
   std::deque<Flying> flying;
+  Config waiting;
   for (int64_t t = 0; t < o.max_calls; ++t) {
     if (s.state() == State::kConverged) {
       res.converged = true;
@@ -227,17 +229,21 @@ DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const
       for (const Candidate& x : c)
         for (int k = 0; k < x.calls; ++k) schedule.push_back(x.config);
     }
+    // The leader ships the search's waiting config as the schedule's final entry (at its latest update).
+    if (t % 2 == 0) waiting = s.waiting();
     const bool scheduled = !schedule.empty();
     if (!scheduled) ++res.idle;
-    const Config cfg = scheduled ? schedule.front() : s.incumbent();
+    const Config cfg = scheduled ? schedule.front() : (o.time_waiting ? waiting : s.incumbent());
     if (scheduled) schedule.pop_front();
     if (o.channel_truth) s.NoteRan(cfg, ran(cfg));
-    if (scheduled) {
+    // Every call of a searching workload is timed: a scheduled one is a sample asked for, the
+    // incumbent's while the schedule waits one the search takes all the same (ScheduleBook::Next).
+    if (scheduled || o.time_waiting) {
       const double us = sample(cfg, t);
-      if (us > 0) flying.push_back({t + o.latency, cfg, us});
+      if (us > 0) flying.push_back({t + o.latency, cfg, us, scheduled});
     }
     while (!flying.empty() && flying.front().arrive <= t) {
-      s.AddSample(flying.front().asked, flying.front().us);
+      s.AddSample(flying.front().asked, flying.front().us, 0, flying.front().requested);
       ++res.samples;
       flying.pop_front();
     }

@@ -3,7 +3,7 @@
 // ahead of the calls, samples that arrive some calls after their call, channel truth at launch.
 //
 // Noise modes:
-//  - kRecorded: each sample is drawn from the config's own recorded samples (min over ranks, what
+//  - kRecorded: each sample is drawn from the config's own recorded samples (max or min over ranks, what
 //    ccltune's timing delivers), all rounds and positions pooled: heavy tails and slow blocks as measured,
 //    but no common slow periods across configs;
 //  - kDrift: the config's recorded within-block spread, times a slow-period factor shared by every config
@@ -56,8 +56,8 @@ enum class OverRanks { kMin, kMax };
 class Replay {
  public:
   Replay(const RecordedRow& row, NoiseMode mode, uint64_t seed, std::vector<double> drift_factors,
-         OverRanks over = OverRanks::kMin);
-  // One call of `asked` at call index `t`: its sample (µs, min over ranks) and what NCCL ran.
+         OverRanks over = OverRanks::kMax);
+  // One call of `asked` at call index `t`: its sample (µs, over ranks as `over` says) and what NCCL ran.
   double Sample(const Config& asked, int64_t t);
   Config Ran(const Config& asked) const;
 
@@ -81,13 +81,14 @@ struct DriveOptions {
   int latency = 10;
   int max_calls = 2000;
   bool channel_truth = true;
+  bool time_waiting = true;  // the incumbent's calls while the schedule is empty are timed too
 };
 struct DriveResult {
   Config incumbent;
   bool converged = false;
   int64_t calls = 0;    // calls of the workload until converged (incumbent calls while waiting included)
   int64_t samples = 0;  // samples the search received
-  int64_t idle = 0;     // calls with nothing scheduled (the incumbent ran, no sample)
+  int64_t idle = 0;     // calls with nothing scheduled (the incumbent ran, a sample not asked for)
 };
 // Runs `s` like the leader: a schedule kept `lookahead` entries ahead of the calls, each call of a
 // scheduled entry a sample `sample(config, call index)` that arrives `latency` calls later, NCCL's run

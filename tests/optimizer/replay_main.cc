@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       opts.round_trip_calls = d.latency + d.lookahead;
       Search s(SpaceOf(row, d.channel_truth), opts);
       Replay r(row, mode, static_cast<uint64_t>(seed) * 7919 + row.bytes, drift,
-               std::getenv("REPLAY_MAX") != nullptr ? OverRanks::kMax : OverRanks::kMin);
+               std::getenv("REPLAY_TIMING_MIN") != nullptr ? OverRanks::kMin : OverRanks::kMax);
       DriveResult res = Drive(s, r, d);
       if (std::getenv("REPLAY_DESCRIBE") != nullptr &&
           (std::string(std::getenv("REPLAY_DESCRIBE")) == row.coll + "/" + std::to_string(row.bytes)))

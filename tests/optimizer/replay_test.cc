@@ -67,12 +67,14 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
-                         ::testing::Values(ReplayCase{"testbed-4r", NoiseMode::kRecorded, 0.78, 48},
-                                           ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.82, 48},
-                                           ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.76, 48},
-                                           ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.85, 48},
-                                           ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 66},
-                                           ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 66}),
+                         // Regression guards a little under what the search reaches (docs/results/search-testbed.md
+                         // lists the figures): the runs are seeded, so these move only when the search does.
+                         ::testing::Values(ReplayCase{"testbed-4r", NoiseMode::kRecorded, 0.80, 50},
+                                           ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.88, 48},
+                                           ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.78, 52},
+                                           ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.80, 51},
+                                           ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 74},
+                                           ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 74}),
                          [](const ::testing::TestParamInfo<ReplayCase>& i) {
                            std::string n = i.param.file;
                            for (char& c : n)

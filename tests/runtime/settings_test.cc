@@ -78,14 +78,14 @@ TEST(Settings, WarningsAreOnePrintableLineWhateverTheValue) {
 
 TEST(Settings, TimingOverRanks) {
   g_env = {};
-  EXPECT_FALSE(Settings::FromEnv(&FakeGetenv).timing_max);
-  g_env = {{"CCLTUNE_TIMING", "MAX"}};
   EXPECT_TRUE(Settings::FromEnv(&FakeGetenv).timing_max);
+  g_env = {{"CCLTUNE_TIMING", "MIN"}};
+  EXPECT_FALSE(Settings::FromEnv(&FakeGetenv).timing_max);
   g_env = {{"CCLTUNE_TIMING", "median"}};
   Settings s = Settings::FromEnv(&FakeGetenv);
-  EXPECT_FALSE(s.timing_max);
+  EXPECT_TRUE(s.timing_max);
   ASSERT_EQ(s.warnings.size(), 1u);
-  EXPECT_EQ(s.warnings[0], "invalid value 'median' for CCLTUNE_TIMING (accepted: min,max); using the default min");
+  EXPECT_EQ(s.warnings[0], "invalid value 'median' for CCLTUNE_TIMING (accepted: min,max); using the default max");
 }
 
 TEST(Settings, ExportInterval) {

@@ -193,9 +193,10 @@ TEST(Sim, TrainingLoopConverges) {
     if (all) converged_at = it;
   }
   if (g_rank == 0) {
-    std::printf("[ training loop ] %zu workloads (%zu classes + %d buckets), each %d per iteration: all converged "
-                "at iteration %d (limit %d)\n",
-                ws.size(), n_classes, buckets, repeat, converged_at, max_iters);
+    std::printf(
+        "[ training loop ] %zu workloads (%zu classes + %d buckets), each %d per iteration: all converged "
+        "at iteration %d (limit %d)\n",
+        ws.size(), n_classes, buckets, repeat, converged_at, max_iters);
   }
   EXPECT_GT(converged_at, 0) << "not every workload converged";
   EXPECT_LE(converged_at, max_iters);

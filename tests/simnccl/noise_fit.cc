@@ -305,7 +305,9 @@ std::string FormatChecks(const std::vector<StatCheck>& checks, const std::string
   return o.str();
 }
 
-RecordedSet SimulateSet(const FittedNoise& noise, const RecordedSet& schedule, uint64_t seed, uint64_t key) {
+RecordedSet SimulateSet(const FittedNoise& noise, const RecordedSet& schedule, uint64_t seed, uint64_t key,
+                        uint64_t block_key, uint64_t block_seq0) {
+  if (block_key == UINT64_MAX) block_key = key;
   const std::vector<RecordedSet> one{schedule};
   const std::vector<BlockRef> blocks = Blocks(one);
   const std::map<std::string, double> table = TableUs(one, blocks);
@@ -324,7 +326,8 @@ RecordedSet SimulateSet(const FittedNoise& noise, const RecordedSet& schedule, u
     const size_t timed = b.end - b.begin;
     for (size_t k = 0; k < static_cast<size_t>(schedule.warmupCalls) + timed; k++) {
       seq++;
-      if (noise.Block(seq) != block) block = noise.Block(seq), f = noise.ForBlock(seed, key, block);
+      if (noise.Block(block_seq0 + seq) != block)
+        block = noise.Block(block_seq0 + seq), f = noise.ForBlock(seed, block_key, block);
       const double t = base * f.slow * noise.CallFactor(seed, key, seq, f.volatility);
       const auto [first, last] = std::minmax_element(clock.begin(), clock.end());
       const double end = *last + t - noise.Params().overlap * std::min(*last - *first, t);

@@ -71,7 +71,11 @@ std::string FormatChecks(const std::vector<StatCheck>& checks, const std::string
 // simulated NCCL's clock logic with `noise`: each config's modelled time is its recorded median of max_us (the
 // table's value), ranks start a call at the latest arrival, a timer around each call reads each rank's clock, and
 // the lag follows the read. Call k of the run is sequence number k + 1 of a communicator with noise key `key`.
-RecordedSet SimulateSet(const FittedNoise& noise, const RecordedSet& schedule, uint64_t seed, uint64_t key);
+// `block_key`: the key of the slow-period blocks (the simulated NCCL draws them per process with
+// kProcessNoiseKey; UINT64_MAX: `key`), `block_seq0`: the process's collectives before call 0 (their blocks count
+// the process's collectives).
+RecordedSet SimulateSet(const FittedNoise& noise, const RecordedSet& schedule, uint64_t seed, uint64_t key,
+                        uint64_t block_key = UINT64_MAX, uint64_t block_seq0 = 0);
 
 struct FitOptions {
   int blockCalls = 14;

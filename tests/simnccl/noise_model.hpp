@@ -87,6 +87,9 @@ double QuantileAt(const std::vector<double>& q, double u);
 std::vector<double> LagRangeSample(int ranks, double sigma);
 double LagRangeMedian(int ranks, double sigma);
 
+// The key of the slow-period blocks the simulated NCCL draws per process (not per communicator).
+inline constexpr uint64_t kProcessNoiseKey = 0x70726f63657373ULL;  // "process"
+
 class FittedNoise {
  public:
   explicit FittedNoise(NoiseParams p);

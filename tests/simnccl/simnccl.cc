@@ -186,6 +186,12 @@ struct Runtime {
   // Fitted noise: this rank's lag after its last collective, added to the clock at the first clock read after it or
   // at the next launch, whichever comes first (noise_model.hpp).
   double pendingLagUs = 0;
+  // Fitted noise's slow periods belong to the process, not to a communicator (on a real machine a slow
+  // stretch - clocks, the proxy thread, a neighbour on the GPU - hits every communicator the rank runs): their
+  // blocks count this process's collectives on every communicator, drawn with kProcessNoiseKey.
+  uint64_t collectives = 0;
+  uint64_t noiseBlock = UINT64_MAX;  // the block of collectives noiseFactors belong to
+  simnccl::FittedNoise::BlockFactors noiseFactors;
   void ApplyPendingLag() { clockUs += pendingLagUs, pendingLagUs = 0; }
   std::vector<std::pair<ncclDataType_t, double>> preMul;  // index = op - ncclNumOps
   std::vector<const void*> preMulDevPtr;
@@ -287,9 +293,7 @@ struct ncclComm {
   size_t mapBytes = 0;
   int rank = 0, nranks = 0, budget = 24;
   uint64_t hash = 0, barrierGen = 0, seq = 0;
-  uint64_t noiseKey = 0;             // rank 0's communicator ordinal: reproducible across runs, unlike the name
-  uint64_t noiseBlock = UINT64_MAX;  // fitted noise: the block of calls noiseFactors belong to
-  simnccl::FittedNoise::BlockFactors noiseFactors;
+  uint64_t noiseKey = 0;  // rank 0's communicator ordinal: reproducible across runs, unlike the name
   int splitCount = 0;
   void* tunerCtx = nullptr;
   std::optional<std::string> commName;  // ncclConfig_t's commName (a split without a config: its parent's)
@@ -943,9 +947,11 @@ void RunColl(Task& t, bool moveRequested) {
     // Fitted noise (noise_model.hpp): the collective's own time, shortened by the early ranks' head start; then
     // this rank's lag before its next call.
     const simnccl::FittedNoise& n = *rt.fitted;
-    if (n.Block(seq) != c->noiseBlock)
-      c->noiseBlock = n.Block(seq), c->noiseFactors = n.ForBlock(rt.env.seed, c->noiseKey, c->noiseBlock);
-    const simnccl::FittedNoise::BlockFactors& f = c->noiseFactors;
+    const uint64_t pseq = ++rt.collectives;
+    if (n.Block(pseq) != rt.noiseBlock)
+      rt.noiseBlock = n.Block(pseq),
+      rt.noiseFactors = n.ForBlock(rt.env.seed, simnccl::kProcessNoiseKey, rt.noiseBlock);
+    const simnccl::FittedNoise::BlockFactors& f = rt.noiseFactors;
     double own = n.BaseUs(t.durUs, t.cfg.algo, t.cfg.proto, t.cfg.nc) * f.slow *
                  n.CallFactor(rt.env.seed, c->noiseKey, seq, f.volatility);
     if (drifted) own *= rt.env.driftFactor;
@@ -1547,6 +1553,12 @@ __attribute__((visibility("default"))) double simncclLastModelUs(void) { return 
 __attribute__((visibility("default"))) unsigned long long simncclCommNoiseKey(ncclComm_t comm) {
   return comm ? comm->noiseKey : 0;
 }
+// The key of the process's slow periods (noise_model.hpp's kProcessNoiseKey), SimulateSet's block_key.
+__attribute__((visibility("default"))) unsigned long long simncclProcessNoiseKey(void) {
+  return simnccl::kProcessNoiseKey;
+}
+// Collectives this process ran so far, on every communicator (the count the slow-period blocks follow).
+__attribute__((visibility("default"))) unsigned long long simncclProcessCollectives(void) { return RT().collectives; }
 // What the last collective of this process ran: algorithm, protocol and the channels it ran on.
 __attribute__((visibility("default"))) void simncclLastConfig(int* algo, int* proto, int* channels) {
   const simnccl::Config& c = RT().lastConfig;
