@@ -306,10 +306,16 @@ struct Bench {
       for (const auto& [cfg, screen_us] : candidates)
         r->oracle_candidates.push_back(
             {ccltuneConfig_t{cfg.algo, cfg.proto, cfg.channels, cfg.chunk_bytes}, screen_us, {}, std::nullopt});
-      // The tuned config (compare mode) in the same rounds, unless it is one of the candidates.
+      // The tuned config (compare mode) in the same rounds, unless it is one of the candidates. Rank 0
+      // read it: every rank must force and time the same configs, so it goes to every rank first.
       std::optional<Config> tuned;
-      if (r->config) {
-        const Config t{r->config->algorithm, r->config->protocol, r->config->channels, r->config->chunkBytes};
+      int64_t f[5] = {r->config ? 1 : 0, 0, 0, 0, 0};
+      if (r->config)
+        f[1] = r->config->algorithm, f[2] = r->config->protocol, f[3] = r->config->channels,
+        f[4] = r->config->chunkBytes;
+      MPI_Bcast(f, 5, MPI_INT64_T, 0, MPI_COMM_WORLD);
+      if (f[0] != 0) {
+        const Config t{static_cast<int>(f[1]), static_cast<int>(f[2]), static_cast<int>(f[3]), f[4]};
         if (std::none_of(candidates.begin(), candidates.end(), [&](const auto& c) { return c.first == t; })) tuned = t;
       }
       for (int round = 0; round < kOracleRounds; ++round) {

@@ -27,6 +27,9 @@ struct Fingerprint {
   int nccl_version = 0;    // NCCL_VERSION_CODE, e.g. 22809
   int plugin_version = 0;  // tuner ABI version NCCL loaded (5, 6)
   int channel_budget = 0;  // channels the communicator was created with (process-level knob)
+  // Channels the communicator really has: the most NCCL ran a call with (channel truth, NCCL's profiler
+  // plugin interface; 0 where unknown). Not matched on import.
+  int channels = 0;
   std::string ccltune_version;
   friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
 };
@@ -48,6 +51,9 @@ struct Entry {
   // for the latest call, and per config ccltune asked for (NCCL may use fewer channels than asked).
   Config last_ran;
   std::vector<std::pair<Config, Config>> ran;  // (asked, ran), one per config asked
+  // The size class whose search decided this workload's config (ungrouped calls of one collective,
+  // datatype and op whose bytes fall in [min, max] share one search); 0, 0 where unknown.
+  uint64_t class_min_bytes = 0, class_max_bytes = 0;
   void NoteRan(const Config& asked, const Config& really) {
     last_ran = really;
     for (auto& [a, r] : ran)

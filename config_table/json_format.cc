@@ -7,7 +7,7 @@
 //   "written_at": "2025-01-31T12:00:00Z",                  // ISO-8601, UTC
 //   "configs": [ {                                          // one block per fingerprint
 //     "fingerprint": {"gpu": "NVIDIA H200", "nranks": 8, "nnodes": 1, "nccl_version": 22809,
-//                     "plugin_version": 6, "channel_budget": 32, "ccltune_version": "0.1.0"},
+//                     "plugin_version": 6, "channel_budget": 32, "channels": 32, "ccltune_version": "0.1.0"},
 //     "workloads": [ {
 //       "key": {"grouped": false,
 //               "calls": [{"collective": "allreduce", "dtype": "float32", "op": "sum", "bytes": 1048576}]},
@@ -15,6 +15,10 @@
 //       "state": "converged",
 //       "nccl_choice": "ring/simple",                       // informative: NCCL's own pick, or null
 //       "valid_subspaces": ["tree/ll", "ring/ll", ...],     // informative: cost-table entries != -1
+//       "ran": {"algorithm": "ring", "protocol": "ll128", "channels": 16},  // informative: what NCCL ran
+//                                                           // for the config (channel truth), or null
+//       "size_class": {"min_bytes": 1048576, "max_bytes": 2097151},  // informative: the bytes range whose
+//                                                           // workloads shared the search, or null
 //       "default_us": 41.5, "tuned_us": 30.25, "samples": 120, "calls": 4000, "converge_calls": 900
 //     } ]
 //   } ]
@@ -25,7 +29,8 @@
 //
 // Import is strict: every required field must be present with its type, every name must be known
 // (never defaulted), every number in range; otherwise the whole file is DataLoss. "producer",
-// "written_at", "nccl_choice" and "valid_subspaces" are informative and not required. Only
+// "written_at", "nccl_choice", "valid_subspaces", "ran", "size_class" and the fingerprint's "channels"
+// (the communicator's channels as NCCL ran them; 0 unknown) are informative and not required. Only
 // workloads in a final state (converged, imported) are returned: a "searching" incumbent is not
 // an answer another run should skip tuning on.
 #include <chrono>
@@ -59,6 +64,13 @@ double Finite(double v) { return std::isfinite(v) ? v : 0.0; }
 
 std::string SubspaceName(int algo, int proto) { return internal::Cat(AlgoName(algo), "/", ProtoName(proto)); }
 
+// What NCCL ran for the workload's config (channel truth): null where unknown.
+ojson RanJson(const Entry& e) {
+  const Config r = e.RanFor(e.config);
+  if (!r.HasSubspace()) return nullptr;
+  return ojson{{"algorithm", AlgoName(r.algo)}, {"protocol", ProtoName(r.proto)}, {"channels", r.channels}};
+}
+
 ojson WorkloadJson(const Entry& e) {
   ojson calls = ojson::array();
   for (const CallDesc& c : e.key.calls) {
@@ -83,6 +95,9 @@ ojson WorkloadJson(const Entry& e) {
       {"state", StateName(e.state)},
       {"nccl_choice", has_choice ? ojson(SubspaceName(e.subspaces.nccl_algo, e.subspaces.nccl_proto)) : ojson(nullptr)},
       {"valid_subspaces", std::move(valid)},
+      {"ran", RanJson(e)},
+      {"size_class", e.class_max_bytes > 0 ? ojson{{"min_bytes", e.class_min_bytes}, {"max_bytes", e.class_max_bytes}}
+                                           : ojson(nullptr)},
       {"default_us", Finite(e.default_us)},
       {"tuned_us", Finite(e.tuned_us)},
       {"samples", e.samples},
@@ -302,6 +317,7 @@ std::string ToJson(const ExportSet& set) {
                          {"nccl_version", fp.nccl_version},
                          {"plugin_version", fp.plugin_version},
                          {"channel_budget", fp.channel_budget},
+                         {"channels", fp.channels},
                          {"ccltune_version", fp.ccltune_version}}},
                        {"workloads", std::move(workloads)}});
   }

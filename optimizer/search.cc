@@ -31,7 +31,10 @@ constexpr int kDefaultEvery = 4;
 constexpr int kRoundTarget[] = {1, 2, 4, 6, 8};
 constexpr int kMaxRounds = static_cast<int>(std::size(kRoundTarget)) - 1;
 // Refinement steps (each halves the channel bracket around the winner, or tries chunk sizes).
-constexpr int kMaxRefine = 2;
+constexpr int kMaxRefine = 3;
+// A refinement step whose neighbours are this many channels or more from the winner is followed by
+// another even when the winner held its place.
+constexpr int kWideBracket = 3;
 // Samples asked for while searching, at most: past it the search decides on what it has.
 constexpr int kMaxRequested = 96;
 // An undecided comparison of winner and default adds kDecideStep samples to each side, up to
@@ -195,13 +198,17 @@ struct Search::Impl {
           if (refining || pool.size() <= 1 || round >= kMaxRounds) {
             const Config w = internal::Leader(pool, store);
             if (w.IsDefault()) return Converge(Config{});
-            // Refine around the winner; once more only if refining moved it (the bracket around a
-            // winner that held its place is as good as this budget gets).
+            // Refine around the winner; once more if refining moved it, or while the bracket around it
+            // is still wide (a winner that held its place between close neighbours is as good as this
+            // budget gets).
             const bool moved = !refining || !(w == refine_from);
             refining = false;
-            if (moved && refine_steps < kMaxRefine) {
+            if (refine_steps < kMaxRefine) {
               std::vector<Config> next = internal::Neighbours(w, space, store);
-              if (!next.empty()) {
+              const bool wide = std::any_of(next.begin(), next.end(), [&](const Config& n) {
+                return n.chunk_bytes == w.chunk_bytes && std::abs(n.channels - w.channels) >= kWideBracket;
+              });
+              if (!next.empty() && (moved || wide)) {
                 ++refine_steps;
                 refining = true;
                 refine_from = w;

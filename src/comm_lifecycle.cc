@@ -52,6 +52,7 @@ config_table::Fingerprint CommLifecycle::FingerprintOf(const CommState& cs) cons
   fp.nccl_version = RealNcclVersion();
   fp.plugin_version = rt_.plugin().abi();
   fp.channel_budget = cs.channel_budget();
+  fp.channels = cs.max_ran_channels;
   fp.ccltune_version = kVersion;
   return fp;
 }

@@ -15,16 +15,38 @@
 namespace ccltune {
 namespace {
 
+// One row per workload: its config as decided and as NCCL ran it (channel truth; "?" unknown), its
+// size class, and the times ccltune measured ("-" where none).
 std::string SummaryTable(const std::string& title, const std::vector<config_table::Entry>& all) {
   std::string out = title + "\n";
-  out += absl::StrFormat("  %-44s %-10s %-24s %10s %10s %7s\n", "workload", "state", "config", "default_us", "tuned_us",
-                         "speedup");
+  out += absl::StrFormat("  %-44s %-10s %-22s %-22s %-21s %10s %10s %7s\n", "workload", "state", "config", "ran",
+                         "size class (bytes)", "default_us", "tuned_us", "speedup");
+  auto us = [](double v) { return v > 0 ? absl::StrFormat("%.2f", v) : std::string("-"); };
   for (const auto& e : all) {
-    const double sp = (e.default_us > 0 && e.tuned_us > 0) ? e.default_us / e.tuned_us : 0;
-    out += absl::StrFormat("  %-44s %-10s %-24s %10.2f %10.2f %7.3f\n", e.key.ToString(),
-                           config_table::StateName(e.state), e.config.ToString(), e.default_us, e.tuned_us, sp);
+    const Config ran = e.RanFor(e.config);
+    const std::string cls =
+        e.class_max_bytes > 0 ? absl::StrFormat("%d-%d", e.class_min_bytes, e.class_max_bytes) : std::string("-");
+    const std::string sp =
+        (e.default_us > 0 && e.tuned_us > 0) ? absl::StrFormat("%.3f", e.default_us / e.tuned_us) : std::string("-");
+    out += absl::StrFormat("  %-44s %-10s %-22s %-22s %-21s %10s %10s %7s\n", e.key.ToString(),
+                           config_table::StateName(e.state), e.config.ToString(),
+                           ran.HasSubspace() ? ran.ToString() : std::string("?"), cls, us(e.default_us), us(e.tuned_us),
+                           sp);
   }
   return out;
+}
+
+// The rows worth a line: workloads ccltune tuned, forced or measured (a communicator kept on NCCL's
+// default, e.g. a benchmark's reference, has none).
+std::vector<config_table::Entry> Tuned(const std::vector<config_table::Entry>& all) {
+  std::vector<config_table::Entry> out;
+  for (const auto& e : all)
+    if (e.state != config_table::WorkloadState::kDefault || e.samples > 0 || e.default_us > 0) out.push_back(e);
+  return out;
+}
+
+std::string ChannelsNote(int channels) {
+  return channels > 0 ? absl::StrFormat(", calls ran on up to %d channels", channels) : std::string();
 }
 
 }  // namespace
@@ -40,6 +62,7 @@ void Exporter::Snapshot(CommState& cs) {
       e.default_us = st->default_us;
       e.tuned_us = st->incumbent_us;
       e.samples = static_cast<uint64_t>(st->samples);
+      if (!w.key.grouped) e.class_min_bytes = st->size_class.min_bytes, e.class_max_bytes = st->size_class.max_bytes;
     });
   }
 }
@@ -138,19 +161,23 @@ void Exporter::AtExit() {
     std::lock_guard<std::mutex> lock(mu_);
     retired = retired_;
   }
-  for (const auto& [fp, entries] : retired.comms) {
+  for (const auto& [fp, all] : retired.comms) {
+    const std::vector<config_table::Entry> entries = Tuned(all);
     if (entries.empty()) continue;
-    LogAlways(SummaryTable(absl::StrFormat("summary: destroyed communicator of %d ranks", fp.nranks), entries));
+    LogAlways(SummaryTable(
+        absl::StrFormat("summary: destroyed communicator of %d ranks%s", fp.nranks, ChannelsNote(fp.channels)),
+        entries));
   }
   for (auto& cs : rt_.comms().Live()) {
     if (cs->rank() != 0 || cs->passthrough()) continue;
     std::lock_guard<std::mutex> lock(cs->mu);
     Snapshot(*cs);
-    std::vector<config_table::Entry> all = cs->table().Snapshot();
+    std::vector<config_table::Entry> all = Tuned(cs->table().Snapshot());
     if (all.empty()) continue;
-    LogAlways(SummaryTable(absl::StrFormat("summary: communicator %p, %d ranks%s%s", static_cast<void*>(cs->comm()),
-                                           cs->nranks(), cs->stopped ? ", tuning stopped: " : "", cs->stop_reason),
-                           all));
+    LogAlways(SummaryTable(
+        absl::StrFormat("summary: communicator %p, %d ranks%s%s%s", static_cast<void*>(cs->comm()), cs->nranks(),
+                        ChannelsNote(cs->max_ran_channels), cs->stopped ? ", tuning stopped: " : "", cs->stop_reason),
+        all));
   }
 }
 

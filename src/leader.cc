@@ -133,7 +133,9 @@ void Leader::EnsureSearch(Work& w) {
   ss.subspaces = w.space;
   ss.cost = w.cost;
   ss.max_channels = o_.channel_budget;
-  ss.channel_truth = o_.channel_truth;
+  // A group's collectives each report what NCCL ran (their algorithms and channel counts differ, and
+  // NCCL's planner adds the group's channel counts up): no one config to learn for the group.
+  ss.channel_truth = o_.channel_truth && !w.key.grouped && w.key.calls.size() == 1;
   ss.chunk_dim = o_.chunk_dim;
   // Protocol grains as NCCL computes them (LL 16 B, LL128 1920 B, Simple 512 B) and a range that
   // stays within NCCL's buffer-derived maximum (which clamps above anyway).
@@ -193,6 +195,7 @@ void Leader::OnRan(uint64_t workload, const Config& asked, const Config& ran) {
   if (ran.HasSubspace()) connected_.insert({ran.algo, ran.proto});
   auto it = work_.find(workload);
   if (it == work_.end()) return;
+  if (it->second.key.grouped || it->second.key.calls.size() != 1) return;  // see EnsureSearch
   Class* c = ClassOf(it->second);
   if (c != nullptr && c->search.has_value()) c->search->NoteRan(asked, ran);
 }

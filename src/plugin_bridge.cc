@@ -177,8 +177,9 @@ void PluginBridge::ProfilerColl(void* vctx, int algo, int proto, int channels) {
   const bool wrong_channels = f->single && f->channels_applied > 0 && channels > f->channels_applied;
   std::lock_guard<std::mutex> lock(cs.mu);
   cs.max_ran_channels = std::max(cs.max_ran_channels, channels);
-  // Recorded when it changes only: the same (asked, ran) pair repeats on almost every call.
-  if (auto it = cs.workloads.find(f->workload); it != cs.workloads.end()) {
+  // Recorded when it changes only: the same (asked, ran) pair repeats on almost every call. A group's
+  // collectives each report their own run: no one (asked, ran) pair for the group.
+  if (auto it = cs.workloads.find(f->workload); f->single && it != cs.workloads.end()) {
     WorkloadSlot& w = it->second;
     if (!(w.last_asked == f->config) || !(w.last_ran == ran) || !w.ran_known) {
       w.last_asked = f->config;

@@ -111,7 +111,7 @@ TEST_P(SearchOnLandscapes, FindsAGoodConfigAndNeverLosesToTheDefault) {
   std::sort(ratio.begin(), ratio.end());
   EXPECT_LE(ratio[ratio.size() / 2], cc.max_ratio) << SizeClassName(cc.cls);
   EXPECT_LE(worst_vs_default, cc.worst_vs_default) << SizeClassName(cc.cls);
-  EXPECT_LE(calls / 40, 100) << SizeClassName(cc.cls);
+  EXPECT_LE(calls / 40, 110) << SizeClassName(cc.cls);  // 32 channels, 6 subspaces
   std::printf("[ search ] %-11s median ratio %.3f, p90 %.3f, worst vs default %.3f, mean calls %lld\n",
               SizeClassName(cc.cls), ratio[ratio.size() / 2], ratio[ratio.size() * 9 / 10], worst_vs_default,
               static_cast<long long>(calls / 40));

@@ -30,7 +30,7 @@ constexpr double kSigma = 0.04;
 constexpr double kMaxRatio = 1.03;
 constexpr double kAcceptRatio = 1.05;  // the per-row acceptance bound of the simulated sweep (bench/sim.sh)
 constexpr double kMaxVsDefault = 1.01;
-constexpr int kMaxCalls = 180;
+constexpr int kMaxCalls = 200;  // 24 channels, 6 subspaces: a screen of 24, up to three refinement rounds
 
 const int kColls[] = {simnccl::kAllReduce, simnccl::kAllGather, simnccl::kReduceScatter};
 const size_t kSizes[] = {256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20, 256u << 20};
@@ -165,8 +165,8 @@ void CheckRows(const simnccl::Model& m, int search_budget, const char* label) {
       // Smooth 24-32 channel spaces with 6 subspaces cost this search 40-160 calls, and a table's isolated
       // dips between its screened points (ring/LL128 at 12 of 8, 12, 24 for 1 MiB all-gather) are missed:
       // the per-row quality is printed; what is checked is never losing to the default, the call budget,
-      // and the share of all runs within 1.03 of the optimum (a regression guard at the level reached,
-      // 2026-11-24: builtin 85%, table 77%).
+      // and the share of all runs within 1.03 of the optimum (a regression guard under the level reached,
+      // 2026-11-24: builtin 88.7%, table 86.1%).
       rows_ok += s.ok_all >= 0.99 * s.n;
       all_ok += s.ok_all;
       all_n += s.n;
@@ -174,7 +174,7 @@ void CheckRows(const simnccl::Model& m, int search_budget, const char* label) {
   std::printf(
       "[ sim-model ] %s: %d/%d rows meet every target in >= 99%% of seeds; %.1f%% of all runs meet every target\n",
       label, rows_ok, rows, 100.0 * all_ok / all_n);
-  EXPECT_GE(all_ok, 0.72 * all_n) << label;
+  EXPECT_GE(all_ok, 0.84 * all_n) << label;
 }
 
 TEST(SimModel, BuiltinModelBudget32ClampedAt24) {
