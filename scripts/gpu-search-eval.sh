@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The search's evaluation on the one-GPU testbed (real NCCL, scripts/gpu-testbed.sh): ccltune-bench
-# --mode compare,oracle over all-reduce, all-gather and reduce-scatter, 64 KiB-16 MiB, fp32, then the
-# same sweep in compare mode again (how much a second run of the search differs), with CCLTUNE_TIMING=max
-# (the per-call maximum over ranks instead of the minimum), and, when OLD_PKG names a package of an
-# earlier ccltune (scripts/package-gpu.sh DIR), that one in compare mode: before and after in one session.
-# RUNS picks and orders the runs (default: oracle-min repeat-min max, then old with OLD_PKG):
-# oracle-min, oracle-max (compare,oracle with CCLTUNE_TIMING=min|max), repeat-min, max (compare only), old.
+# The search's evaluation on the one-GPU testbed (real NCCL, scripts/gpu-testbed.sh): ccltune-bench over
+# all-reduce, all-gather and reduce-scatter, 64 KiB-16 MiB, fp32. Runs (RUNS picks and orders them;
+# default: oracle repeat, then old when OLD_PKG is set):
+#   oracle   --mode compare,oracle with ccltune's defaults
+#   repeat   --mode compare again (how much a second run of the search differs)
+#   min      --mode compare with CCLTUNE_TIMING=min (the per-call minimum over ranks)
+#   old      --mode compare with the package in OLD_PKG (an earlier ccltune: before and after in one session)
 # Results (text and JSON per run) go to OUT (default out/search-eval). Needs the package in .gpu.
 # bench/search_report.py turns the JSON files into the report's tables.
 # usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] scripts/gpu-search-eval.sh
@@ -27,12 +27,11 @@ run() {  # NAME [env ...] -- bench args
     "${sweep[@]}" --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1 || echo "== $name failed: $?"
   grep -vE '^\s*$' "$out/$name.txt" | grep -vE 'ccltune summary|^  [a-z]' | tail -25
 }
-for r in ${RUNS:-oracle-min repeat-min max ${OLD_PKG:+old}}; do
+for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
   case "$r" in
-    oracle-min) run oracle-min CCLTUNE_TIMING=min -- --mode compare,oracle ;;
-    oracle-max) run oracle-max CCLTUNE_TIMING=max -- --mode compare,oracle ;;
-    repeat-min) run repeat-min CCLTUNE_TIMING=min -- --mode compare ;;
-    max) run max CCLTUNE_TIMING=max -- --mode compare ;;
+    oracle) run oracle -- --mode compare,oracle ;;
+    repeat) run repeat -- --mode compare ;;
+    min) run min CCLTUNE_TIMING=min -- --mode compare ;;
     old) run old PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare ;;
     *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
   esac
