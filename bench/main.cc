@@ -12,13 +12,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bench/api.hpp"
 #include "bench/collective.hpp"
+#include "bench/landscape.hpp"
 #include "bench/load.hpp"
 #include "bench/options.hpp"
 #include "bench/overhead_mode.hpp"
@@ -76,13 +80,15 @@ struct Bench {
   ncclComm_t c = nullptr;  // overhead mode: forced to B's converged config
   CcltuneApi api;
   SimHooks sim;
-  bool tuning = false;                       // ccltune loaded, active, and accepted the modes on every rank
-  std::unique_ptr<GpuKernels> kernels;       // CUDA backend, when built in and needed
-  std::unique_ptr<BackgroundLoad> load;      // --interference-mode queue on the CUDA backend
-  LoadStats load_alone;                      // the load's throughput with no collectives running
-  std::unique_ptr<StepLoad> step_load;       // --interference-mode step (the default) on the CUDA backend
-  uint64_t steps = 0;                        // step tags
-  nlohmann::json overhead_report = nullptr;  // overhead mode's section of the report (rank 0)
+  bool tuning = false;                             // ccltune loaded, active, and accepted the modes on every rank
+  std::unique_ptr<GpuKernels> kernels;             // CUDA backend, when built in and needed
+  std::unique_ptr<BackgroundLoad> load;            // --interference-mode queue on the CUDA backend
+  LoadStats load_alone;                            // the load's throughput with no collectives running
+  std::unique_ptr<StepLoad> step_load;             // --interference-mode step (the default) on the CUDA backend
+  uint64_t steps = 0;                              // step tags
+  nlohmann::json overhead_report = nullptr;        // overhead mode's section of the report (rank 0)
+  std::vector<LandscapeSample> landscape_samples;  // landscape mode (identical on every rank)
+  std::vector<LandscapeAlias> landscape_aliases;
 
   // The background load runs while collectives are tuned and timed, and never during data checks.
   void LoadOn() {
@@ -143,7 +149,7 @@ struct Bench {
     return medians;
   }
 
-  // Warm-up, then opt.iters rounds of one timed call per communicator (in the order given, on one
+  // Warm-up, then opt.iters rounds of one timed call per communicator (order reversed every round, on one
   // stream); medians per communicator (MediansOfMax). Under the step load, `step_medians` (when given)
   // receives the medians of the steps' makespans, compute and collective together.
   std::vector<std::optional<double>> TimeInterleaved(const Row& row, const std::vector<ncclComm_t>& comms,
@@ -154,8 +160,13 @@ struct Bench {
       for (ncclComm_t c : comms) Call(row, c);
     if (step_load) Check(step_load->Drain(), "draining the step load");
     executor::Timer timer(device.get(), static_cast<int>(opt.iters * k) + 1);
+    // A B B A A B ...: every communicator as often first as last, so neither gains from its position (the
+    // previous call's stragglers, a sync op queued after a tuned call).
     for (int i = 0; i < opt.iters; ++i)
-      for (size_t c = 0; c < k; ++c) Call(row, comms[c], static_cast<uint64_t>(i) * k + c, &timer);
+      for (size_t j = 0; j < k; ++j) {
+        const size_t c = i % 2 == 0 ? j : k - 1 - j;
+        Call(row, comms[c], static_cast<uint64_t>(i) * k + c, &timer);
+      }
     Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
     std::vector<executor::Sample> steps;
     if (step_load) Check(step_load->Drain(&steps), "draining the step load");
@@ -254,9 +265,21 @@ struct Bench {
       return 0;
     }
     std::vector<std::pair<Config, double>> screened;
+    std::set<std::string> ran_seen;
     for (const Config& cfg : optimizer::EnumerateSpace(*space)) {
       if (!ForceOnA(cfg)) continue;
-      if (opt.check) errors += DataCheck(row, a);
+      if (opt.check) {
+        errors += DataCheck(row, a);
+      } else {
+        Run(row, a);
+      }
+      // With channel truth, a config NCCL runs exactly as one timed before (more channels than the
+      // communicator has, or NCCL's default itself) is that config: not timed again, so the oracle's
+      // minimum is not taken over many noisy copies of one config.
+      if (const std::string ran = RanOnA(row); ran != "?" && !ran_seen.insert(ran).second) {
+        ++r->oracle_aliases;
+        continue;
+      }
       std::optional<double> us = TimeInterleaved(row, {a})[0];
       ++r->oracle_configs;
       if (cfg.IsDefault() && !opt.compare) r->default_us = us;
@@ -272,6 +295,7 @@ struct Bench {
     for (const auto& s : screened) {
       if (static_cast<int>(candidates.size()) < opt.oracle_confirm || s.first.IsDefault()) candidates.push_back(s);
     }
+    std::vector<double> tuned_rounds;  // the tuned config's re-timed medians (when not a candidate)
     if (opt.oracle_confirm == 0) {
       if (!screened.empty()) {
         const Config& best = screened.front().first;
@@ -282,20 +306,140 @@ struct Bench {
       for (const auto& [cfg, screen_us] : candidates)
         r->oracle_candidates.push_back(
             {ccltuneConfig_t{cfg.algo, cfg.proto, cfg.channels, cfg.chunk_bytes}, screen_us, {}, std::nullopt});
+      // The tuned config (compare mode) in the same rounds, unless it is one of the candidates. Rank 0
+      // read it: every rank must force and time the same configs, so it goes to every rank first.
+      std::optional<Config> tuned;
+      int64_t f[5] = {r->config ? 1 : 0, 0, 0, 0, 0};
+      if (r->config)
+        f[1] = r->config->algorithm, f[2] = r->config->protocol, f[3] = r->config->channels,
+        f[4] = r->config->chunkBytes;
+      MPI_Bcast(f, 5, MPI_INT64_T, 0, MPI_COMM_WORLD);
+      if (f[0] != 0) {
+        const Config t{static_cast<int>(f[1]), static_cast<int>(f[2]), static_cast<int>(f[3]), f[4]};
+        if (std::none_of(candidates.begin(), candidates.end(), [&](const auto& c) { return c.first == t; })) tuned = t;
+      }
       for (int round = 0; round < kOracleRounds; ++round) {
         for (size_t i = 0; i < candidates.size(); ++i) {
           if (!ForceOnA(candidates[i].first)) continue;
           if (std::optional<double> us = TimeInterleaved(row, {a})[0]) r->oracle_candidates[i].rounds.push_back(*us);
         }
+        if (tuned && ForceOnA(*tuned))
+          if (std::optional<double> us = TimeInterleaved(row, {a})[0]) tuned_rounds.push_back(*us);
       }
       for (size_t i = 0; i < candidates.size(); ++i) {
         RowResult::OracleCandidate& c = r->oracle_candidates[i];
         if (c.rounds.empty()) continue;
         c.us = Median(c.rounds);
         if (candidates[i].first.IsDefault()) r->oracle_default_us = c.us;
+        if (r->config && candidates[i].first == Config{r->config->algorithm, r->config->protocol, r->config->channels,
+                                                       r->config->chunkBytes})
+          r->tuned_same_comm_us = c.us;
         if (!r->oracle_us || *c.us < *r->oracle_us) {
           r->oracle_us = c.us;
           r->oracle_config = c.config;
+        }
+      }
+    }
+    if (!tuned_rounds.empty()) r->tuned_same_comm_us = Median(tuned_rounds);
+    Check(api.SetMode(a, ccltuneModeDefault, nullptr) == ccltuneSuccess ? absl::OkStatus()
+                                                                        : absl::InternalError("ccltuneSetMode"),
+          "restoring ccltuneModeDefault on A");
+    return errors;
+  }
+
+  // Per-call (min, max) over ranks of `n` timed calls of `comm` after `warmup` untimed ones; calls no
+  // rank timed are left out.
+  std::vector<std::pair<double, double>> TimeCalls(const Row& row, ncclComm_t comm, int warmup, int n) {
+    for (int i = 0; i < warmup; ++i) Call(row, comm);
+    executor::Timer timer(device.get(), n + 1);
+    for (int i = 0; i < n; ++i) Call(row, comm, static_cast<uint64_t>(i), &timer);
+    Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
+    std::vector<executor::Sample> samples;
+    timer.Harvest(&samples);
+    std::vector<double> lo(n, 1e300), hi(n, -1.0);
+    for (const executor::Sample& s : samples)
+      if (s.tag < static_cast<uint64_t>(n)) lo[s.tag] = hi[s.tag] = s.us;
+    MPI_Allreduce(MPI_IN_PLACE, lo.data(), n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, hi.data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    std::vector<std::pair<double, double>> out;
+    for (int i = 0; i < n; ++i)
+      if (hi[i] >= 0) out.emplace_back(lo[i], hi[i]);
+    return out;
+  }
+
+  // What NCCL really ran for the latest call of the row's workload on A (ccltune's channel truth on
+  // rank 0, the same on every rank), "?" when unknown.
+  std::string RanOnA(const Row& row) {
+    char buf[64] = "?";
+    if (std::optional<ccltuneWorkloadStats_t> s = Stats(row, a); s && s->channelTruth && s->lastRan.algorithm >= 0) {
+      Config c{s->lastRan.algorithm, s->lastRan.protocol, s->lastRan.channels, s->lastRan.chunkBytes};
+      std::snprintf(buf, sizeof(buf), "%s", c.ToString().c_str());
+    }
+    MPI_Bcast(buf, sizeof(buf), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return buf;
+  }
+
+  // --mode landscape (bench/landscape.hpp): every config of the row's space forced on A, data-checked
+  // once (which also shows what NCCL runs for it), then timed in opt.landscape_rounds passes, each in
+  // a new seeded order, NCCL's default re-timed after every kDefaultEvery configs. Returns this rank's
+  // data-check errors.
+  static constexpr int kDefaultEvery = 6;
+  static constexpr int kLandscapeWarmup = 2;
+  int64_t Landscape(const Row& row, std::vector<LandscapeSample>* out, std::vector<LandscapeAlias>* aliases) {
+    int64_t errors = 0;
+    if (!tuning) {
+      if (rank == 0) std::printf("# note: landscape needs ccltune preloaded and active (forced mode): skipped\n");
+      return 0;
+    }
+    Run(row, a);  // ccltune learns the workload's cost table from a default call
+    std::optional<optimizer::SearchSpace> space = Space(row);
+    if (!space) {
+      if (rank == 0) std::printf("# note: no ccltune statistics for this workload: landscape skipped\n");
+      return 0;
+    }
+    if (opt.landscape_channels > 0) space->max_channels = opt.landscape_channels;
+    std::vector<Config> distinct;
+    std::vector<std::string> ran;
+    std::map<std::string, Config> first_by_ran;
+    for (const Config& cfg : optimizer::EnumerateSpace(*space)) {
+      if (!ForceOnA(cfg)) continue;
+      errors += DataCheck(row, a);
+      const std::string r = RanOnA(row);
+      if (r != "?" && !cfg.IsDefault()) {
+        auto [it, first] = first_by_ran.try_emplace(r, cfg);
+        if (!first) {
+          aliases->push_back({row.coll, row.g.bytes, cfg, it->second, r});
+          continue;
+        }
+      }
+      distinct.push_back(cfg);
+      ran.push_back(r);
+    }
+    if (rank == 0)
+      std::printf("# landscape %s %llu B: %zu configs timed, %zu aliases; NCCL's default runs %s\n",
+                  std::string(CollName(row.coll)).c_str(), static_cast<unsigned long long>(row.g.bytes),
+                  distinct.size(),
+                  static_cast<size_t>(std::count_if(
+                      aliases->begin(), aliases->end(),
+                      [&](const LandscapeAlias& x) { return x.coll == row.coll && x.bytes == row.g.bytes; })),
+                  ran.empty() ? "?" : ran[0].c_str());
+    for (int round = 0; round < opt.landscape_rounds; ++round) {
+      std::vector<size_t> order;
+      for (size_t i = 1; i < distinct.size(); ++i) order.push_back(i);
+      std::mt19937_64 rng(opt.seed * 1000003 + static_cast<uint64_t>(round) * 7919 + row.g.bytes);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<size_t> blocks = {0};
+      for (size_t k = 0; k < order.size(); ++k) {
+        blocks.push_back(order[k]);
+        if ((k + 1) % kDefaultEvery == 0 || k + 1 == order.size()) blocks.push_back(0);
+      }
+      for (size_t pos = 0; pos < blocks.size(); ++pos) {
+        const size_t i = blocks[pos];
+        if (!ForceOnA(distinct[i])) continue;
+        const auto t = TimeCalls(row, a, kLandscapeWarmup, opt.landscape_samples);
+        for (size_t k = 0; k < t.size(); ++k) {
+          out->push_back({row.coll, row.g.bytes, distinct[i], round, static_cast<int>(pos), static_cast<int>(k),
+                          t[k].first, t[k].second, ran[i]});
         }
       }
     }
@@ -340,6 +484,7 @@ struct Bench {
         r.default_us = TimeInterleaved(row, {a})[0];
       }
     }
+    if (opt.landscape) errors += Landscape(row, &landscape_samples, &landscape_aliases);
     if (opt.oracle) {
       if (tuning) {
         if (!opt.compare) Run(row, a);  // ccltune learns the workload's cost table from a default call
@@ -736,6 +881,7 @@ int Main(int argc, char** argv) {
   if (opt.compare) meta.modes.push_back("compare");
   if (opt.oracle) meta.modes.push_back("oracle");
   if (opt.overhead) meta.modes.push_back("overhead");
+  if (opt.landscape) meta.modes.push_back("landscape");
   meta.interference = bench.load != nullptr;
   meta.ccltune_version = bench.api.Version();
   meta.preloaded = preloaded;
@@ -825,6 +971,29 @@ int Main(int argc, char** argv) {
     std::printf("#\n# mismatches: %lld (data check %lld, simulated NCCL consistency checker %lld%s)\n",
                 static_cast<long long>(mismatches), static_cast<long long>(check_errors), sim_mismatches,
                 bench.sim.MismatchCount ? "" : ": not present");
+    if (opt.landscape) {
+      std::vector<std::string> header = {
+          "ccltune-bench --mode landscape: " + meta.command, "date " + meta.date,
+          "ranks " + std::to_string(bench.nranks) + ", NCCL " + meta.nccl_version + ", device " + meta.device + " (" +
+              meta.backend + " backend), ccltune " + meta.ccltune_version,
+          "rounds " + std::to_string(opt.landscape_rounds) + ", samples per config and round " +
+              std::to_string(opt.landscape_samples) + ", warm-up calls per block " +
+              std::to_string(Bench::kLandscapeWarmup) + ", NCCL's default re-timed after every " +
+              std::to_string(Bench::kDefaultEvery) + " configs"};
+      std::string env;
+      for (const char* v :
+           {"NCCL_HOSTID", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_MIN_NCHANNELS",
+            "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "CCLTUNE_TESTBED"})
+        if (const char* x = std::getenv(v)) env += std::string(env.empty() ? "" : " ") + v + "=" + x;
+      if (!env.empty()) header.push_back("environment (rank 0): " + env);
+      absl::Status st =
+          WriteLandscape(opt.landscape_out, header, bench.landscape_samples, bench.landscape_aliases, bench.nranks);
+      if (!st.ok())
+        std::fprintf(stderr, "ccltune-bench: %s\n", std::string(st.message()).c_str());
+      else
+        std::printf("# wrote %s.txt and %s.samples (%zu samples)\n", opt.landscape_out.c_str(),
+                    opt.landscape_out.c_str(), bench.landscape_samples.size());
+    }
     if (!opt.json_path.empty()) {
       absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches, bench.overhead_report);
       if (!st.ok())

@@ -149,7 +149,7 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        }},
       {"--mode",
        [&](const std::string& v) -> absl::Status {
-         o.compare = o.oracle = o.overhead = false;
+         o.compare = o.oracle = o.overhead = o.landscape = false;
          for (const std::string& m : SplitCommas(v)) {
            if (m == "compare") {
              o.compare = true;
@@ -157,14 +157,19 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
              o.oracle = true;
            } else if (m == "overhead") {
              o.overhead = true;
+           } else if (m == "landscape") {
+             o.landscape = true;
            } else {
              return absl::InvalidArgumentError("--mode: unknown mode '" + m +
-                                               "' (accepted: compare, oracle, overhead)");
+                                               "' (accepted: compare, oracle, overhead, landscape)");
            }
          }
-         if (!o.compare && !o.oracle && !o.overhead) return absl::InvalidArgumentError("--mode: no mode given");
-         if (o.overhead && (o.compare || o.oracle))
+         if (!o.compare && !o.oracle && !o.overhead && !o.landscape)
+           return absl::InvalidArgumentError("--mode: no mode given");
+         if (o.overhead && (o.compare || o.oracle || o.landscape))
            return absl::InvalidArgumentError("--mode: overhead runs alone (not with compare or oracle)");
+         if (o.landscape && (o.compare || o.oracle))
+           return absl::InvalidArgumentError("--mode: landscape runs alone (not with compare or oracle)");
          return absl::OkStatus();
        }},
       {"--max-tune-calls",
@@ -239,6 +244,24 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--interference-depth", v, 1, 64), [&](int64_t x) { o.load.depth = x; });
        }},
+      {"--landscape-out",
+       [&](const std::string& v) -> absl::Status {
+         if (v.empty()) return absl::InvalidArgumentError("--landscape-out: empty prefix");
+         o.landscape_out = v;
+         return absl::OkStatus();
+       }},
+      {"--landscape-rounds",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--landscape-rounds", v, 1, 100), [&](int64_t x) { o.landscape_rounds = x; });
+       }},
+      {"--landscape-samples",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--landscape-samples", v, 1, 10000), [&](int64_t x) { o.landscape_samples = x; });
+       }},
+      {"--landscape-channels",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--landscape-channels", v, 0, 64), [&](int64_t x) { o.landscape_channels = x; });
+       }},
       {"--seed",
        [&](const std::string& v) {
          return status_of(ParseInt("--seed", v, 0, INT64_MAX), [&](int64_t x) { o.seed = x; });
@@ -274,6 +297,8 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
     return absl::InvalidArgumentError("-b/-e: need 0 < minbytes <= maxbytes");
   }
+  if (o.landscape && o.landscape_out.empty())
+    return absl::InvalidArgumentError("--mode landscape needs --landscape-out PREFIX");
   // Results measured under interference must say so in their file name, not only inside.
   if (o.load.on() && !o.json_path.empty()) {
     const size_t slash = o.json_path.find_last_of('/');
@@ -299,7 +324,7 @@ usage: mpirun -np N ccltune-bench [options]
   -n, --iters N            timed calls per side                                  [100]
   -w, --warmup N           warm-up calls per side                                [5]
       --check 0|1          data check of every configuration measured            [1]
-      --mode LIST          compare,oracle, or overhead alone                     [compare]
+      --mode LIST          compare,oracle, or overhead or landscape alone        [compare]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
       --tune-step N        compare: calls per host-synchronized step while tuning [8]
       --oracle-confirm K   oracle: re-time the best K configs and the default in 3
@@ -314,6 +339,10 @@ usage: mpirun -np N ccltune-bench [options]
       --interference-mem-bytes SIZE  mem: bytes of each triad array               [64M]
       --interference-depth N       step: kernels per step; queue: queued at most [4]
       --overhead-calls N   overhead: host-timed calls per communicator           [2000]
+      --landscape-out PREFIX    landscape: writes PREFIX.txt (table) and PREFIX.samples
+      --landscape-rounds N      landscape: passes over every config, new order each [3]
+      --landscape-samples N     landscape: timed calls per config and pass          [16]
+      --landscape-channels N    landscape: channels asked 1..N (0: ccltune's budget) [0]
   -h, --help
 compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
 converges, A and B calls alternate and each is timed. oracle: every configuration of the search
@@ -329,6 +358,11 @@ a training step whose compute starts with the collective; rows then also report 
 makespans (default_step_us, tuned_step_us). Queue mode: a thread keeps the queue full; the load's
 own throughput is in the report's meta. A JSON file measured under interference must have
 'interference' in its name.
+landscape: every configuration (NCCL's default, and every valid algorithm x protocol x channels
+asked) is forced on A, data-checked once, and timed in several passes, each in a new seeded order
+with NCCL's default re-timed after every 6 configs; configs NCCL runs identically to an earlier one
+(ccltune's channel truth) are recorded as aliases, not timed. Every call's min and max over ranks
+goes to PREFIX.samples, the medians to PREFIX.txt (the reference tables' format).
 The simulated backend accepts --interference and says it has no effect (it runs no kernels).
 Sizes: allgather = output bytes,
 reducescatter = input bytes. ccltune is reached through its C API with dlsym (LD_PRELOAD it);

@@ -24,9 +24,14 @@ struct Options {
   bool check = true;
   bool compare = true;
   bool oracle = false;
-  bool overhead = false;      // --mode overhead: host and GPU time per call, device memory of exploration
-  int overhead_calls = 2000;  // host-timed calls per communicator (overhead mode)
-  LoadOptions load;           // --interference
+  bool overhead = false;       // --mode overhead: host and GPU time per call, device memory of exploration
+  bool landscape = false;      // --mode landscape: every config forced, repeated samples (bench/landscape.hpp)
+  std::string landscape_out;   // landscape: output prefix (PREFIX.txt, PREFIX.samples)
+  int landscape_rounds = 3;    // landscape: passes over every config, each in a new order
+  int landscape_samples = 16;  // landscape: timed calls per config and round
+  int landscape_channels = 0;  // landscape: channels asked, 1..N (0: ccltune's channel budget)
+  int overhead_calls = 2000;   // host-timed calls per communicator (overhead mode)
+  LoadOptions load;            // --interference
   int max_tune_calls = 2000;
   // compare: calls between two host synchronizations while tuning (the "training step" of the tuning loop)
   int tune_step = 8;

@@ -30,8 +30,9 @@ struct RowResult {
   int64_t tune_calls = 0;                        // calls the bench made on B before timing
   bool converged = false;                        // B reached Converged / Imported / Forced
   int oracle_configs = 0;                        // configurations measured by the oracle
-  std::optional<double> oracle_screen_us;        // the screening pass's minimum (biased low; oracle_us re-times)
-  std::optional<double> oracle_default_us;       // NCCL's default re-timed in the same rounds as oracle_us
+  int oracle_aliases = 0;                  // configurations not measured: NCCL ran them as one measured (channel truth)
+  std::optional<double> oracle_screen_us;  // the screening pass's minimum (biased low; oracle_us re-times)
+  std::optional<double> oracle_default_us;  // NCCL's default re-timed in the same rounds as oracle_us
   struct OracleCandidate {
     ccltuneConfig_t config;
     double screen_us = 0;        // its screening median
@@ -39,7 +40,11 @@ struct RowResult {
     std::optional<double> us;    // median of the rounds
   };
   std::vector<OracleCandidate> oracle_candidates;  // the confirmation stage, in screening order
-  int64_t check_errors = 0;                        // mismatched elements, summed over ranks and checks
+  // compare and oracle: ccltune's tuned config forced on the default's communicator and re-timed in the
+  // same rounds as the oracle's candidates (median of the rounds): tuned against default and oracle on
+  // one communicator, free of any difference between two communicators of the same ranks.
+  std::optional<double> tuned_same_comm_us;
+  int64_t check_errors = 0;  // mismatched elements, summed over ranks and checks
 };
 
 struct Meta {

@@ -27,6 +27,9 @@ struct Fingerprint {
   int nccl_version = 0;    // NCCL_VERSION_CODE, e.g. 22809
   int plugin_version = 0;  // tuner ABI version NCCL loaded (5, 6)
   int channel_budget = 0;  // channels the communicator was created with (process-level knob)
+  // Channels the communicator really has: the most NCCL ran a call with (channel truth, NCCL's profiler
+  // plugin interface; 0 where unknown). Not matched on import.
+  int channels = 0;
   std::string ccltune_version;
   friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
 };
@@ -44,6 +47,28 @@ struct Entry {
   uint64_t samples = 0;         // measured calls
   uint64_t converge_calls = 0;  // calls of the workload until the final config applied (0: not yet)
   SubspaceSet subspaces;        // as read from NCCL's cost table
+  // What NCCL really ran (channel truth, from its profiler plugin interface; Config{} while unknown):
+  // for the latest call, and per config ccltune asked for (NCCL may use fewer channels than asked).
+  Config last_ran;
+  std::vector<std::pair<Config, Config>> ran;  // (asked, ran), one per config asked
+  // The size class whose search decided this workload's config (ungrouped calls of one collective,
+  // datatype and op whose bytes fall in [min, max] share one search); 0, 0 where unknown.
+  uint64_t class_min_bytes = 0, class_max_bytes = 0;
+  void NoteRan(const Config& asked, const Config& really) {
+    last_ran = really;
+    for (auto& [a, r] : ran)
+      if (a == asked) {
+        r = really;
+        return;
+      }
+    ran.emplace_back(asked, really);
+  }
+  // What NCCL ran for `asked`, or Config{} when never seen.
+  Config RanFor(const Config& asked) const {
+    for (const auto& [a, r] : ran)
+      if (a == asked) return r;
+    return Config{};
+  }
 };
 
 // One communicator's workloads, keyed by WorkloadKey::Hash(). Thread-safe.
@@ -163,12 +188,14 @@ std::vector<std::string> ValidateCsv(const std::string& text, const std::string&
 
 // The tuned table as people read it: the exit summary of a communicator and `ccltune show`. One header
 // line and one line per entry, by collective, dtype, op and size: collective, bytes (nccl-tests' size: the output of
-// an all-gather, the input of a reduce-scatter, the buffer otherwise; a group's total), dtype, op,
+// an all-gather, the input of a reduce-scatter, the buffer otherwise; a group's total), the size class
+// whose search decided the config (in the same bytes; "-" where unknown or for a group), dtype, op,
 // NCCL's default (its own algorithm/protocol pick from the cost table; its own channel count), its
 // median time, the tuned config as NCCL runs it (an algorithm/protocol NCCL would not accept for the
-// call, or one NCCL_ALGO/NCCL_PROTO overrides, shows as NCCL's), its median time, the speed-up, the
-// samples and the state; then one legend line if a config came from an import. Each line starts with
-// `indent`; no line ends with a newline except between lines.
+// call, or one NCCL_ALGO/NCCL_PROTO overrides, shows as NCCL's), what NCCL really ran for it (channel
+// truth; "?" where unknown), its median time, the speed-up, the samples and the state; then one legend
+// line if a config came from an import. Each line starts with `indent`; no line ends with a newline
+// except between lines.
 struct TableOptions {
   int nranks = 1;
   bool nccl_env_forces_algo = false;  // NCCL_ALGO or NCCL_PROTO set: ccltune leaves algorithm/protocol alone
@@ -177,6 +204,10 @@ struct TableOptions {
 std::string FormatTable(const std::vector<Entry>& entries, const TableOptions& options);
 // nccl-tests' size of a workload (as the table's bytes column).
 uint64_t DisplayBytes(const WorkloadKey& key, int nranks);
+// The entry's size class as NCCL's nBytes for the tuner (NcclTunerBytes of its bounds; nccl-tests' size,
+// as DisplayBytes): [lo, hi], the range the exported CSV line covers and the table's size_class column.
+// nullopt for a group, where the class is unknown, or where it does not hold the workload's own bytes.
+std::optional<std::pair<uint64_t, uint64_t>> SizeClassTunerBytes(const Entry& e, int nranks);
 // The config as NCCL runs it, as the table's tuned column writes it.
 std::string RunConfigText(const Entry& e, bool nccl_env_forces_algo);
 

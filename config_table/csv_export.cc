@@ -12,8 +12,10 @@
 // channels -1, nNodes -1, nRanks -1, numPipeOps -1 and regBuff -1 mean "any"/"keep NCCL's".
 //
 // What we write: one line per final (converged, or imported and kept), ungrouped workload whose
-// config is not NCCL's default, min_bytes == max_bytes == NcclTunerBytes(call, nranks) (the nBytes
-// getCollInfo sees), nNodes/nRanks from the fingerprint, numPipeOps and regBuff -1.
+// config is not NCCL's default: min_bytes and max_bytes the nBytes getCollInfo sees (NcclTunerBytes)
+// for the bounds of the workload's size class (the sizes whose workloads shared one search, so one
+// line covers the sizes of a run's DDP buckets and those between), or for its own bytes where the class
+// is unknown; nNodes/nRanks from the fingerprint, numPipeOps and regBuff -1.
 // What the format cannot say, and what we do:
 //   - no "NCCL's choice" for algorithm/protocol: a config that keeps NCCL's algorithm but sets
 //     channels (or chunk size) is skipped;
@@ -22,9 +24,10 @@
 //     starts every getCollInfo by setting *nChannels = 1 and only overwrites it for channels != -1,
 //     so under that plugin -1 (and every call no line matches) runs on one channel, contrary to
 //     its README. That is the plugin's behaviour, not the format's; we follow the format.
-//   - one nBytes can come from several keys (float32 vs bfloat16, sum vs max): the plugin takes
-//     the first matching line, so we keep one line per (collective, nBytes, nNodes, nRanks): the
-//     entry with more samples, a tie going to the smaller key string.
+//   - one nBytes range can come from several keys (float32 vs bfloat16, sum vs max, the members of
+//     one size class): the plugin takes the first matching line, so we keep one line per
+//     (collective, min_bytes, nNodes, nRanks): the entry with more samples, a tie going to the smaller
+//     key string.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -66,7 +69,7 @@ std::string ToCsv(const std::vector<CsvRule>& rules) {
 }
 
 std::string ToCsv(const ExportSet& set) {
-  // (nNodes, nRanks, collective, nBytes) -> row; the map's order is the file's order.
+  // (nNodes, nRanks, collective, min_bytes) -> row; the map's order is the file's order.
   std::map<std::tuple<int, int, int, uint64_t>, Row> rows;
   for (const auto& [fp, entries] : internal::MergeByFingerprint(set)) {
     for (const Entry& e : entries) {
@@ -74,17 +77,19 @@ std::string ToCsv(const ExportSet& set) {
       const Config& c = e.config;
       if (c.IsDefault() || !c.HasSubspace() || c.algo >= kNumAlgos || c.proto >= kNumProtos) continue;
       const CallDesc& call = e.key.calls[0];
-      const uint64_t nbytes = NcclTunerBytes(call, fp.nranks);
+      uint64_t lo = NcclTunerBytes(call, fp.nranks), hi = lo;
+      if (auto range = SizeClassTunerBytes(e, fp.nranks)) std::tie(lo, hi) = *range;
       const int coll = static_cast<int>(call.coll);
       Row row;
       row.rule.coll = call.coll;
-      row.rule.min_bytes = row.rule.max_bytes = nbytes;
+      row.rule.min_bytes = lo;
+      row.rule.max_bytes = hi;
       row.rule.config = Config{c.algo, c.proto, c.channels, 0};
       row.rule.nnodes = fp.nnodes;
       row.rule.nranks = fp.nranks;
       row.samples = e.samples;
       row.key = e.key.ToString();
-      auto [it, inserted] = rows.try_emplace({fp.nnodes, fp.nranks, coll, nbytes}, row);
+      auto [it, inserted] = rows.try_emplace({fp.nnodes, fp.nranks, coll, lo}, row);
       if (!inserted &&
           (row.samples > it->second.samples || (row.samples == it->second.samples && row.key < it->second.key))) {
         it->second = std::move(row);

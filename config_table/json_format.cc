@@ -7,7 +7,7 @@
 //   "written_at": "2025-01-31T12:00:00Z",                  // ISO-8601, UTC
 //   "configs": [ {                                          // one block per fingerprint
 //     "fingerprint": {"gpu": "NVIDIA H200", "nranks": 8, "nnodes": 1, "nccl_version": 22809,
-//                     "plugin_version": 6, "channel_budget": 32, "ccltune_version": "0.1.0"},
+//                     "plugin_version": 6, "channel_budget": 32, "channels": 32, "ccltune_version": "0.1.0"},
 //     "workloads": [ {
 //       "key": {"grouped": false,
 //               "calls": [{"collective": "allreduce", "dtype": "float32", "op": "sum", "bytes": 1048576}]},
@@ -15,6 +15,10 @@
 //       "state": "converged",
 //       "nccl_choice": "ring/simple",                       // informative: NCCL's own pick, or null
 //       "valid_subspaces": ["tree/ll", "ring/ll", ...],     // informative: cost-table entries != -1
+//       "ran": {"algorithm": "ring", "protocol": "ll128", "channels": 16},  // informative: what NCCL ran
+//                                                           // for the config (channel truth), or null
+//       "size_class": {"min_bytes": 1048576, "max_bytes": 2097151},  // informative: the bytes range whose
+//                                                           // workloads shared the search, or null
 //       "default_us": 41.5, "tuned_us": 30.25, "samples": 120, "calls": 4000, "converge_calls": 900
 //     } ]
 //   } ]
@@ -25,7 +29,9 @@
 //
 // Import is strict: every required field must be present with its type, every name must be known
 // (never defaulted), every number in range; otherwise the whole file is DataLoss. "producer",
-// "written_at", "nccl_choice" and "valid_subspaces" are informative and not required. Only
+// "written_at", "nccl_choice", "valid_subspaces", "ran", "size_class" and the fingerprint's "channels"
+// (the communicator's channels as NCCL ran them; 0 unknown) are informative and not required, but
+// checked like the rest when present (a typo there is still a typo; ccltune show and convert keep them). Only
 // workloads in a final state (converged, imported) are returned: a "searching" incumbent is not
 // an answer another run should skip tuning on.
 #include <chrono>
@@ -62,6 +68,13 @@ double Finite(double v) { return std::isfinite(v) ? v : 0.0; }
 
 std::string SubspaceName(int algo, int proto) { return internal::Cat(AlgoName(algo), "/", ProtoName(proto)); }
 
+// What NCCL ran for the workload's config (channel truth): null where unknown.
+ojson RanJson(const Entry& e) {
+  const Config r = e.RanFor(e.config);
+  if (!r.HasSubspace()) return nullptr;
+  return ojson{{"algorithm", AlgoName(r.algo)}, {"protocol", ProtoName(r.proto)}, {"channels", r.channels}};
+}
+
 ojson WorkloadJson(const Entry& e) {
   ojson calls = ojson::array();
   for (const CallDesc& c : e.key.calls) {
@@ -86,6 +99,9 @@ ojson WorkloadJson(const Entry& e) {
       {"state", StateName(e.state)},
       {"nccl_choice", has_choice ? ojson(SubspaceName(e.subspaces.nccl_algo, e.subspaces.nccl_proto)) : ojson(nullptr)},
       {"valid_subspaces", std::move(valid)},
+      {"ran", RanJson(e)},
+      {"size_class", e.class_max_bytes > 0 ? ojson{{"min_bytes", e.class_min_bytes}, {"max_bytes", e.class_max_bytes}}
+                                           : ojson(nullptr)},
       {"default_us", Finite(e.default_us)},
       {"tuned_us", Finite(e.tuned_us)},
       {"samples", e.samples},
@@ -173,6 +189,8 @@ Fingerprint ParseFingerprint(const json& block, const std::string& at) {
   fp.nccl_version = static_cast<int>(Integer(f, fat, "nccl_version", 0, kIntMax));
   fp.plugin_version = static_cast<int>(Integer(f, fat, "plugin_version", 0, kIntMax));
   fp.channel_budget = static_cast<int>(Integer(f, fat, "channel_budget", 0, internal::kMaxChannels));
+  // Informative (channel truth; older exports have none): read when present, for show, convert and merge.
+  if (f.contains("channels")) fp.channels = static_cast<int>(Integer(f, fat, "channels", 0, internal::kMaxChannels));
   fp.ccltune_version = String(f, fat, "ccltune_version");
   return fp;
 }
@@ -285,6 +303,40 @@ SubspaceSet ParseSubspaces(const json& w, const std::string& at) {
   return s;
 }
 
+// What NCCL ran for the workload's config (channel truth), as RanJson writes it: null or absent where
+// unknown. An algorithm and a protocol NCCL ran are never "default".
+void ParseRan(const json& w, const std::string& at, Entry& e) {
+  auto it = w.find("ran");
+  if (it == w.end() || it->is_null()) return;
+  const std::string rat = at + ".ran";
+  if (!it->is_object()) Bad(rat, "expected an object or null");
+  Config ran;
+  const std::string algo = String(*it, rat, "algorithm");
+  const auto parsed_algo = ParseAlgo(algo);
+  if (!parsed_algo || *parsed_algo < 0) Bad(rat + ".algorithm", internal::Cat("unknown algorithm \"", algo, "\""));
+  const std::string proto = String(*it, rat, "protocol");
+  const auto parsed_proto = ParseProto(proto);
+  if (!parsed_proto || *parsed_proto < 0) Bad(rat + ".protocol", internal::Cat("unknown protocol \"", proto, "\""));
+  ran.algo = *parsed_algo;
+  ran.proto = *parsed_proto;
+  ran.channels = static_cast<int>(Integer(*it, rat, "channels", 0, internal::kMaxChannels));
+  e.ran.emplace_back(e.config, ran);
+}
+
+// The size class whose search decided the workload: null or absent where unknown, else a range of the
+// key's bytes (min_bytes <= max_bytes).
+void ParseSizeClass(const json& w, const std::string& at, Entry& e) {
+  auto it = w.find("size_class");
+  if (it == w.end() || it->is_null()) return;
+  const std::string cat = at + ".size_class";
+  if (!it->is_object()) Bad(cat, "expected an object or null");
+  const uint64_t lo = Unsigned(*it, cat, "min_bytes");
+  const uint64_t hi = Unsigned(*it, cat, "max_bytes");
+  if (hi == 0 || lo > hi) Bad(cat, internal::Cat("[", lo, ", ", hi, "] is not a range of bytes"));
+  e.class_min_bytes = lo;
+  e.class_max_bytes = hi;
+}
+
 struct ParsedBlock {
   Fingerprint fp;
   std::vector<Entry> workloads;
@@ -312,6 +364,9 @@ std::optional<Entry> ParseWorkload(const json& w, const std::string& wat, int ch
   ok &= Attempt(problems, [&] { e.calls = Unsigned(w, wat, "calls"); });
   ok &= Attempt(problems, [&] { e.converge_calls = Unsigned(w, wat, "converge_calls"); });
   ok &= Attempt(problems, [&] { e.subspaces = ParseSubspaces(w, wat); });
+  ok &= Attempt(problems, [&] { ParseSizeClass(w, wat, e); });
+  // After the config: what ran is recorded against the config asked for.
+  if (ok) ok &= Attempt(problems, [&] { ParseRan(w, wat, e); });
   if (!ok) return std::nullopt;
   return e;
 }
@@ -366,6 +421,7 @@ std::string ToJson(const ExportSet& set) {
                          {"nccl_version", fp.nccl_version},
                          {"plugin_version", fp.plugin_version},
                          {"channel_budget", fp.channel_budget},
+                         {"channels", fp.channels},
                          {"ccltune_version", fp.ccltune_version}}},
                        {"workloads", std::move(workloads)}});
   }

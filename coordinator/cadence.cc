@@ -54,11 +54,15 @@ void SyncCadence::SetDeliveredInterval(uint64_t sync_id, uint64_t interval) {
 // Sticky period: once found, P is kept while every new key equals the one P before it (O(1) per key),
 // so the last 3P keys stay three repeats; a run of identical keys inside an iteration therefore cannot
 // shrink P below the iteration. A mismatch drops P. While no period is known, the search (smallest P
-// first, each candidate abandoned at its first mismatch from the end, O(history/3) at worst) runs on
-// every kSearchStride-th key only: the leader reads the period at sync points, so finding it up to
-// kSearchStride - 1 keys late costs nothing, and the per-call cost on the leader stays small.
+// first, each candidate abandoned at its first mismatch from the end, O(history/3) at worst) runs over
+// every candidate on every kSearchStride-th key only, so the per-call cost on the leader stays small;
+// on every other key it tries the periods up to kEveryKeyPeriods (a few dozen comparisons). A short
+// period is thus found as soon as it has repeated three times: a late one would keep the intervals at
+// kInitialInterval for several more of them (the period reaches the cadence kLag syncs after the
+// leader reads it), and a stride that divides the period would try only one phase of it.
 namespace {
 constexpr uint64_t kSearchStride = 16;
+constexpr size_t kEveryKeyPeriods = 64;
 }  // namespace
 
 void IterationDetector::Observe(uint64_t workload) {
@@ -70,12 +74,12 @@ void IterationDetector::Observe(uint64_t workload) {
     if (n > period_ && seq_[n - 1] == seq_[n - 1 - period_]) return;
     period_ = 0;
   }
-  if (observed_ % kSearchStride == 0) Detect();
+  Detect(observed_ % kSearchStride == 0 ? history_ : kEveryKeyPeriods);
 }
 
-void IterationDetector::Detect() {
+void IterationDetector::Detect(size_t limit) {
   const size_t n = seq_.size();
-  const size_t max_p = std::min(history_, n) / 3;
+  const size_t max_p = std::min({history_, n, 3 * limit}) / 3;
   for (size_t p = 1; p <= max_p; ++p) {
     bool repeats = true;
     for (size_t i = n; i-- > n - 2 * p;) {

@@ -2,6 +2,7 @@
 // decision below depends only on the unit count and on reduced words that every rank received, so
 // every rank takes it identically; nothing here may depend on timing or on rank-local state other
 // than the flags this rank contributes.
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -18,10 +19,28 @@ CommCoordinator::CommCoordinator(int rank, int nranks, std::unique_ptr<Transport
       hooks_(std::move(hooks)),
       warn_after_(warn_after) {}
 
-Config CommCoordinator::ConfigFor(uint64_t workload, bool capturing) {
-  if (!tuning_) return Config{};
-  if (capturing) return book_.Incumbent(workload).value_or(Config{});
-  return book_.Next(workload).value_or(Config{});
+ScheduleBook::Call CommCoordinator::ConfigFor(uint64_t workload, bool capturing) {
+  if (!tuning_) return {};
+  if (capturing) return {book_.Incumbent(workload).value_or(Config{}), false};
+  return book_.Next(workload).value_or(ScheduleBook::Call{});
+}
+
+void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {
+  if (!hooks_.on_samples || w.n == 0) return;
+  absl::StatusOr<std::vector<std::optional<CarriedSample>>> s = DecodeSamples(reduced.samples, w.n);
+  // Carried timings steer only the leader's search, never a schedule every rank applies: a slot that
+  // does not decode is dropped with the rest of its sync (nothing to stop), and its calls stay unmeasured.
+  if (s.ok()) hooks_.on_samples(w.first, *s);
+}
+
+void CommCoordinator::HarvestSamples() {
+  while (!undelivered_.empty()) {
+    Payload reduced;
+    absl::StatusOr<bool> done = transport_->Poll(undelivered_.front().sync_id, &reduced);
+    if (!done.ok() || !*done) return;
+    Deliver(undelivered_.front(), reduced);
+    undelivered_.pop_front();
+  }
 }
 
 absl::Status CommCoordinator::OnUnitComplete(void* stream) {
@@ -40,7 +59,9 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
   // which every other rank issues; its next collective then meets their sync op.
   if (rank_ == 1 && id == 3) return first;
 #endif
+  timed_at_issue_[id] = timed_calls_;
   LeaderMessage msg;
+  if (is_leader()) HarvestSamples();  // every timing that came back reaches the search before it plans
   if (is_leader() && hooks_.build_message) msg = hooks_.build_message(id);
   absl::StatusOr<Words> words = Encode(is_leader() ? &msg : nullptr, id, flags_);
   if (!words.ok()) {
@@ -50,7 +71,24 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
     words = Encode(is_leader() ? &empty : nullptr, id, flags_);
   }
   if (words.ok()) {
-    if (absl::Status s = transport_->Issue(id, *words, stream); !s.ok()) {
+    Payload payload;
+    payload.base = *words;
+    payload.extended = ExtendedSync(id);
+    if (payload.extended) {
+      // The timed calls issued before sync point id - kLag that no sync carried yet: the apply just
+      // above waited for that sync, which every rank issued after them on its stream, so every rank has
+      // their timings (a window reaching later calls would find them still running on a rank whose
+      // host runs ahead of its GPU, and lose them). Every rank counts the same timed calls, so every
+      // rank picks the same window.
+      auto prev = timed_at_issue_.find(id - kLag);
+      const uint64_t upto = prev != timed_at_issue_.end() ? prev->second : carried_;
+      Window w{id, carried_, static_cast<int>(std::min<uint64_t>(kSampleSlots, upto > carried_ ? upto - carried_ : 0))};
+      carried_ += static_cast<uint64_t>(w.n);
+      if (w.n > 0 && hooks_.fill_samples) hooks_.fill_samples(w.first, w.n, &payload.samples);
+      if (is_leader() && w.n > 0) undelivered_.push_back(w);
+      timed_at_issue_.erase(id - kLag);
+    }
+    if (absl::Status s = transport_->Issue(id, payload, stream); !s.ok()) {
       // Only reachable when the communicator itself failed (the sync op runs on it), where the user's
       // own next collective fails too; there is no payload to agree on any more, so stop locally.
       tuning_ = false;
@@ -67,7 +105,7 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
 }
 
 absl::Status CommCoordinator::Apply(uint64_t sync_id) {
-  Words reduced{};
+  Payload reduced;
   absl::Duration waited = absl::ZeroDuration();
   absl::Status st;
   // Never give up and never go on without the payload: a rank that did would diverge from the others.
@@ -84,7 +122,7 @@ absl::Status CommCoordinator::Apply(uint64_t sync_id) {
   if (!st.ok()) {
     // As for Issue above: only when the communicator failed; the reason is then rank-local.
     reason = absl::StrCat("waiting for sync ", sync_id, " failed: ", st.message());
-  } else if (d = Decode(reduced); !d.ok()) {
+  } else if (d = Decode(reduced.base); !d.ok()) {
     reason = absl::StrCat("sync ", sync_id, " payload rejected: ", d.status().message());
     st = d.status();
   } else if (d->sync_id != sync_id) {
@@ -105,6 +143,11 @@ absl::Status CommCoordinator::Apply(uint64_t sync_id) {
     return st;
   }
 
+  // The carried timings of this sync, if the leader did not harvest them earlier.
+  while (!undelivered_.empty() && undelivered_.front().sync_id <= sync_id) {
+    if (undelivered_.front().sync_id == sync_id) Deliver(undelivered_.front(), reduced);
+    undelivered_.pop_front();
+  }
   for (const WorkloadUpdate& u : d->message.updates) {
 #if CCLTUNE_PLANTED_BUG_LATE_APPLY
     // PLANTED BUG (negative control, ccltune_coordinator_planted_late only): rank 1 applies each update
@@ -112,13 +155,13 @@ absl::Status CommCoordinator::Apply(uint64_t sync_id) {
     if (rank_ == 1) {
       WorkloadUpdate late = u;
       late.entries.insert(late.entries.begin(), ScheduleEntry{book_.Incumbent(u.workload).value_or(Config{}), 1});
-      book_.Apply(late);
-      if (hooks_.on_update) hooks_.on_update(u);
+      const std::vector<ScheduleEntry> dropped = book_.Apply(late);
+      if (hooks_.on_update) hooks_.on_update(u, dropped);
       continue;
     }
 #endif
-    book_.Apply(u);
-    if (hooks_.on_update) hooks_.on_update(u);
+    const std::vector<ScheduleEntry> dropped = book_.Apply(u);
+    if (hooks_.on_update) hooks_.on_update(u, dropped);
   }
   cadence_.SetDeliveredInterval(sync_id, d->message.interval);
   cadence_.SetDeliveredPeriod(d->message.period);

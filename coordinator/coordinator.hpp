@@ -16,9 +16,14 @@
 //   7 control                leader: bit0 stop tuning on this communicator; bits 8..39 the detected
 //                            iteration period in units (0 unknown)
 //   8 record count           leader
-//   9.. records              leader: per workload [hash][header: n entries (8 bits), converged bit 8]
-//                            then n entry words: algo+1 (4 bits) | proto+1 (4) | channels (12) |
-//                            calls (12; 0 = final, stays) | chunk bytes (32)
+//   9.. records              leader: per workload [hash][header: n entries (8 bits), converged bit 8,
+//                            append bit 9] then n entry words: algo+1 (4 bits) | proto+1 (4) |
+//                            channels (11) | warm-up (1) | calls (12; 0 = final, stays) | chunk bytes (32)
+// Syncs 0 .. kLag-1 are these kPayloadWords words on every version (the agreement point is sync 0). A
+// sync with a higher id runs on ranks that all applied sync 0, which stops tuning and syncing on every
+// rank unless all run the same version; from protocol version 2 on, those syncs carry kSampleWords more
+// words: the timings of earlier calls, every rank writing its own, two words per timed call (2^63 - ns
+// and ns, so the MAX delivers the minimum and the maximum over ranks; 0 where a rank has none).
 #pragma once
 
 #include <algorithm>
@@ -28,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -43,7 +49,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 1;
+inline constexpr uint64_t kProtocolVersion = 2;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -51,22 +57,54 @@ inline constexpr uint64_t kInitialInterval = 16;  // units between the first kLa
 inline constexpr int kHeaderWords = 9;
 inline constexpr int kMaxEntriesPerRecord = 255;
 inline constexpr uint32_t kMaxCallsPerEntry = 4095;
+// Timed calls carried by one sync from id kLag on (two words each), and the words that sync has.
+inline constexpr int kSampleSlots = 96;
+inline constexpr int kSampleWords = 2 * kSampleSlots;
+inline constexpr int kExtendedWords = kPayloadWords + kSampleWords;
+// A converged workload's final entry is timed on every kMonitorEvery-th call (every rank alike).
+inline constexpr uint64_t kMonitorEvery = 16;
 
 using Words = std::array<uint64_t, kPayloadWords>;
+using SampleWords = std::array<uint64_t, kSampleWords>;
+
+// What one sync op reduces: the payload, and from sync id kLag on the carried timings.
+struct Payload {
+  Words base{};
+  SampleWords samples{};
+  bool extended = false;  // the op has kExtendedWords words (else kPayloadWords)
+  int words() const { return extended ? kExtendedWords : kPayloadWords; }
+};
+// Whether sync `sync_id` is extended (protocol constant of this version; see the layout above).
+inline bool ExtendedSync(uint64_t sync_id) { return sync_id >= static_cast<uint64_t>(kLag); }
 
 struct ScheduleEntry {
   Config config;
-  uint32_t calls = 0;  // 0: the final entry (incumbent), which stays after the others are used up
+  uint32_t calls = 0;   // 0: the final entry (incumbent), which stays after the others are used up
+  bool warmup = false;  // the entry's first call is not timed (the first run of an algorithm/protocol)
   friend bool operator==(const ScheduleEntry&, const ScheduleEntry&) = default;
 };
 
-// "Run c1 x m1, c2 x m2, ... in order, then stay on the final entry." Replaces what the workload had.
+// "Run c1 x m1, c2 x m2, ... in order, then stay on the final entry." Replaces what the workload had,
+// or with `append` comes after the entries it still has (the final entry is replaced either way).
 struct WorkloadUpdate {
   uint64_t workload = 0;
   std::vector<ScheduleEntry> entries;  // the last one has calls == 0
   bool converged = false;              // the final entry is the search's result
+  bool append = false;
   friend bool operator==(const WorkloadUpdate&, const WorkloadUpdate&) = default;
 };
+
+// One carried timing: the minimum and maximum over the ranks that timed the call.
+struct CarriedSample {
+  double min_us = 0;
+  double max_us = 0;
+  friend bool operator==(const CarriedSample&, const CarriedSample&) = default;
+};
+// Writes slot `slot` of a rank's contribution (us > 0); a slot left alone means "not timed here".
+void EncodeSample(SampleWords* words, int slot, double us);
+// The first `n` slots of reduced sample words: a sample, or nullopt where no rank had one. DataLoss
+// for a slot whose two words do not belong together.
+absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const SampleWords& reduced, int n);
 
 struct LeaderMessage {
   std::vector<WorkloadUpdate> updates;
@@ -108,9 +146,17 @@ absl::StatusOr<Delivered> Decode(const Words& reduced);
 // Per communicator and rank: each workload's schedule, consumed one call at a time.
 class ScheduleBook {
  public:
-  void Apply(const WorkloadUpdate& u);
-  // The config of the next call of `workload` (consumes one call), or nullopt: NCCL's default.
-  std::optional<Config> Next(uint64_t workload);
+  struct Call {
+    Config config;
+    bool timed = false;      // every rank times this call (a scheduled sample, a waiting or monitoring call)
+    bool scheduled = false;  // the call ran a schedule entry (not the final entry)
+  };
+  // Returns the entries the update dropped (a replacing update drops the calls still scheduled).
+  std::vector<ScheduleEntry> Apply(const WorkloadUpdate& u);
+  // The next call of `workload` (consumes one call), or nullopt: NCCL's default, untimed.
+  std::optional<Call> Next(uint64_t workload);
+  // Calls of `workload` still scheduled before its final entry.
+  uint64_t PendingCalls(uint64_t workload) const;
   // The final entry, without consuming (used while a stream captures a graph).
   std::optional<Config> Incumbent(uint64_t workload) const;
   // True when only the final entry is left (or the workload has no schedule).
@@ -124,6 +170,7 @@ class ScheduleBook {
     std::deque<ScheduleEntry> pending;  // entries with calls left
     Config final_config;
     bool converged = false;
+    uint64_t final_calls = 0;  // calls served by the final entry since it became converged
   };
   std::unordered_map<uint64_t, Slot> book_;
 };
@@ -171,7 +218,7 @@ class IterationDetector {
   uint64_t period() const { return period_; }
 
  private:
-  void Detect();
+  void Detect(size_t limit);  // tries the periods 1 .. limit
   size_t history_;
   std::deque<uint64_t> seq_;
   uint64_t period_ = 0;
@@ -200,14 +247,19 @@ class IntervalPolicy {
 class Transport {
  public:
   virtual ~Transport() = default;
-  // Starts sync `sync_id` with this rank's contribution on `stream` (opaque; the unit's stream).
-  virtual absl::Status Issue(uint64_t sync_id, const Words& contribution, void* stream) = 0;
+  // Starts sync `sync_id` with this rank's contribution on `stream` (opaque; the unit's stream);
+  // contribution.words() words are reduced.
+  virtual absl::Status Issue(uint64_t sync_id, const Payload& contribution, void* stream) = 0;
   // Waits for sync `sync_id` and writes the reduced words. DeadlineExceeded after `timeout`, and
   // the caller may wait again.
-  virtual absl::Status Wait(uint64_t sync_id, Words* reduced, absl::Duration timeout) = 0;
+  virtual absl::Status Wait(uint64_t sync_id, Payload* reduced, absl::Duration timeout) = 0;
+  // Never blocks: true and the reduced words when sync `sync_id` is complete, false while not.
+  virtual absl::StatusOr<bool> Poll(uint64_t sync_id, Payload* reduced) = 0;
 };
 
-// In-process fake: n endpoints; Issue never blocks; Wait blocks until all n contributed.
+// In-process fake: n endpoints; Issue never blocks; Wait blocks until all n contributed; Poll says
+// whether all have. A contribution of another size than the others' makes the sync fail (the real
+// all-reduce would hang or corrupt).
 class FakeHub {
  public:
   explicit FakeHub(int n);
@@ -227,19 +279,32 @@ class CommCoordinator {
   struct Hooks {
     // Leader only: fill the message for sync `sync_id` (called when the leader issues it).
     std::function<LeaderMessage(uint64_t sync_id)> build_message;
-    // Every rank: an update was applied (after the book took it).
-    std::function<void(const WorkloadUpdate&)> on_update;
+    // Every rank: an update was applied (after the book took it); `dropped`: the scheduled calls it
+    // replaced, which will not run.
+    std::function<void(const WorkloadUpdate&, const std::vector<ScheduleEntry>& dropped)> on_update;
     // Every rank: tuning stopped on this communicator (reason is a one-line message).
     std::function<void(const std::string& reason)> on_stop;
     // Every rank: a wait took longer than the warn threshold (for loud logging).
     std::function<void(uint64_t sync_id, absl::Duration waited)> on_slow_wait;
+    // Every rank, when it issues extended sync j: write this rank's timings of the timed calls
+    // first_seq .. first_seq + n - 1 (NoteTimed's numbers; those issued before sync point j - kLag,
+    // which the apply at sync point j has waited for) into slots 0 .. n-1 (EncodeSample).
+    std::function<void(uint64_t first_seq, int n, SampleWords* words)> fill_samples;
+    // Leader: the carried timings of calls first_seq .. first_seq + size - 1, as soon as their sync
+    // completed (HarvestSamples) or at its apply at the latest; in sync order.
+    std::function<void(uint64_t first_seq, const std::vector<std::optional<CarriedSample>>& samples)> on_samples;
   };
   CommCoordinator(int rank, int nranks, std::unique_ptr<Transport> transport, Hooks hooks,
                   absl::Duration warn_after = absl::Seconds(5));
 
-  // The config for the next call of `workload`. capturing: incumbent, nothing consumed.
-  // NCCL's default when tuning is off or the workload has no schedule.
-  Config ConfigFor(uint64_t workload, bool capturing);
+  // The next call of `workload`: its config, and whether every rank times it (then NoteTimed() gives
+  // its number). capturing: the incumbent, nothing consumed, untimed. NCCL's default (untimed) when
+  // tuning is off or the workload has no schedule.
+  ScheduleBook::Call ConfigFor(uint64_t workload, bool capturing);
+  // The number of the timed call ConfigFor just returned (0, 1, 2, ... on every rank alike).
+  uint64_t NoteTimed() { return timed_calls_++; }
+  // Leader: hands the timings of completed extended syncs to on_samples without blocking.
+  void HarvestSamples();
   // After a unit completed, on the stream of its last collective: apply due payloads and issue
   // due syncs. Returns the first error (the caller stops tuning locally only through the
   // protocol: errors are raised as the error flag at the next sync).
@@ -269,6 +334,18 @@ class CommCoordinator {
   bool tuning_ = true;   // false once the protocol stopped it (same on every rank)
   bool syncing_ = true;  // false once no more syncs are issued (same on every rank)
   uint64_t units_ = 0;
+  // Carried timings: timed calls numbered so far, the count at each sync issued (by id), how many
+  // were carried, and (leader) the windows of issued syncs whose timings were not delivered yet.
+  uint64_t timed_calls_ = 0;
+  std::unordered_map<uint64_t, uint64_t> timed_at_issue_;
+  uint64_t carried_ = 0;
+  struct Window {
+    uint64_t sync_id = 0;
+    uint64_t first = 0;
+    int n = 0;
+  };
+  std::deque<Window> undelivered_;
+  void Deliver(const Window& w, const Payload& reduced);
 };
 
 }  // namespace ccltune::coordinator

@@ -20,7 +20,9 @@ namespace {
 
 struct HubState {
   struct Sync {
-    Words reduced{};
+    Payload reduced{};
+    int words = -1;  // the size of the first contribution; another size fails the sync
+    bool size_mismatch = false;
     std::vector<bool> contributed;
     std::vector<bool> collected;
     int contributions = 0;
@@ -48,7 +50,7 @@ class FakeEndpoint final : public Transport {
  public:
   FakeEndpoint(std::shared_ptr<HubState> shared, int rank) : shared_(std::move(shared)), rank_(rank) {}
 
-  absl::Status Issue(uint64_t sync_id, const Words& contribution, void* /*stream*/) override {
+  absl::Status Issue(uint64_t sync_id, const Payload& contribution, void* /*stream*/) override {
     if (absl::Status s = CheckRank(); !s.ok()) return s;
     std::scoped_lock lock(shared_->mu);
     if (shared_->drops.erase({rank_, sync_id}) > 0) return absl::OkStatus();  // injected fault: lost
@@ -57,12 +59,28 @@ class FakeEndpoint final : public Transport {
       return absl::FailedPreconditionError(absl::StrCat("FakeHub: rank ", rank_, " issued sync ", sync_id, " twice"));
     }
     s.contributed[rank_] = true;
-    for (int i = 0; i < kPayloadWords; ++i) s.reduced[i] = std::max(s.reduced[i], contribution[i]);
+    if (s.words < 0) s.words = contribution.words();
+    if (s.words != contribution.words()) s.size_mismatch = true;
+    s.reduced.extended = contribution.extended;
+    for (int i = 0; i < kPayloadWords; ++i) s.reduced.base[i] = std::max(s.reduced.base[i], contribution.base[i]);
+    if (contribution.extended)
+      for (int i = 0; i < kSampleWords; ++i)
+        s.reduced.samples[i] = std::max(s.reduced.samples[i], contribution.samples[i]);
     if (++s.contributions == shared_->n) shared_->complete.notify_all();
     return absl::OkStatus();
   }
 
-  absl::Status Wait(uint64_t sync_id, Words* reduced, absl::Duration timeout) override {
+  absl::StatusOr<bool> Poll(uint64_t sync_id, Payload* reduced) override {
+    if (absl::Status s = CheckRank(); !s.ok()) return s;
+    std::unique_lock lock(shared_->mu);
+    auto it = shared_->syncs.find(sync_id);
+    if (it == shared_->syncs.end() || it->second.contributions < shared_->n) return false;
+    if (it->second.size_mismatch) return Mismatch(sync_id);
+    *reduced = it->second.reduced;
+    return true;
+  }
+
+  absl::Status Wait(uint64_t sync_id, Payload* reduced, absl::Duration timeout) override {
     if (absl::Status s = CheckRank(); !s.ok()) return s;
     std::unique_lock lock(shared_->mu);
     auto complete = [&] { return shared_->Get(sync_id).contributions >= shared_->n; };
@@ -73,6 +91,7 @@ class FakeEndpoint final : public Transport {
           absl::StrCat("FakeHub: rank ", rank_, " waited ", absl::FormatDuration(timeout), " for sync ", sync_id));
     }
     auto it = shared_->syncs.find(sync_id);
+    if (it->second.size_mismatch) return Mismatch(sync_id);
     *reduced = it->second.reduced;
     if (!it->second.collected[rank_]) {
       it->second.collected[rank_] = true;
@@ -83,6 +102,10 @@ class FakeEndpoint final : public Transport {
   }
 
  private:
+  static absl::Status Mismatch(uint64_t sync_id) {
+    return absl::DataLossError(absl::StrCat("FakeHub: sync ", sync_id,
+                                            " had contributions of different sizes (a real all-reduce would hang)"));
+  }
   absl::Status CheckRank() const {
     if (rank_ < 0 || rank_ >= shared_->n) {
       return absl::InvalidArgumentError(absl::StrCat("FakeHub: rank ", rank_, " out of 0..", shared_->n - 1));

@@ -1,6 +1,7 @@
 // coordinator: encoding of one rank's contribution to a sync and decoding of the reduced (MAX) words.
 // The decoder is the trust boundary of the protocol: it checks every field and never reads past the
 // array, because a malformed payload must stop tuning on every rank, never make ranks diverge.
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,7 @@ absl::Status CheckEntry(const WorkloadUpdate& u, size_t i) {
     return bad(absl::StrCat("chunk_bytes must be 0..", kMaxChunkBytes));
   }
   if (last && e.calls != 0) return bad("the last entry must be final (calls 0)");
+  if (last && e.warmup) return bad("the final entry has no warm-up");
   if (!last && (e.calls == 0 || e.calls > kMaxCallsPerEntry)) {
     return bad(absl::StrCat("a non-final entry needs calls 1..", kMaxCallsPerEntry));
   }
@@ -37,7 +39,7 @@ absl::Status CheckEntry(const WorkloadUpdate& u, size_t i) {
 
 absl::Status CheckUpdate(const WorkloadUpdate& u) {
   if (u.workload == 0) return absl::InvalidArgumentError("coordinator: workload hash 0 is reserved");
-  if (u.entries.empty() || u.entries.size() > static_cast<size_t>(kMaxEntriesPerRecord)) {
+  if (u.entries.empty() || u.entries.size() > static_cast<size_t>(kMaxEntriesPerRecord)) {  // NOLINT
     return absl::InvalidArgumentError(absl::StrCat("coordinator: workload ", u.workload, " has ", u.entries.size(),
                                                    " entries; 1..", kMaxEntriesPerRecord, " allowed"));
   }
@@ -91,9 +93,9 @@ absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, Rank
   int pos = kFirstRecordWord;
   for (const WorkloadUpdate& u : m.updates) {
     w[pos++] = u.workload;
-    w[pos++] = u.entries.size() | (u.converged ? kHeaderConverged : 0);
+    w[pos++] = u.entries.size() | (u.converged ? kHeaderConverged : 0) | (u.append ? kHeaderAppend : 0);
     for (const ScheduleEntry& e : u.entries) {
-      w[pos++] = PackEntry(e.config.algo, e.config.proto, e.config.channels, e.calls, e.config.chunk_bytes);
+      w[pos++] = PackEntry(e.config.algo, e.config.proto, e.config.channels, e.warmup, e.calls, e.config.chunk_bytes);
     }
   }
   return w;
@@ -142,6 +144,7 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
     if (n == 0 || n > kMaxEntriesPerRecord) return Malformed(absl::StrCat("record ", k, " has ", n, " entries"));
     if (n > kPayloadWords - pos) return Malformed(absl::StrCat("record ", k, " runs past the array"));
     u.converged = (header & kHeaderConverged) != 0;
+    u.append = (header & kHeaderAppend) != 0;
     u.entries.reserve(n);
     for (int i = 0; i < n; ++i) {
       const uint64_t e = r[pos++];
@@ -156,10 +159,13 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
       const bool last = i + 1 == n;
       if (last && calls != 0) return Malformed(absl::StrCat("record ", k, " last entry is not final"));
       if (!last && calls == 0) return Malformed(absl::StrCat("record ", k, " entry ", i, " is final but not last"));
+      const bool warmup = ((e >> kWarmupShift) & 1) != 0;
+      if (last && warmup) return Malformed(absl::StrCat("record ", k, " final entry has a warm-up"));
       ScheduleEntry se;
       se.config.algo = algo1 - 1;
       se.config.proto = proto1 - 1;
-      se.config.channels = static_cast<int>((e >> kChannelsShift) & kMask12);
+      se.config.channels = static_cast<int>((e >> kChannelsShift) & kMask11);
+      se.warmup = warmup;
       se.config.chunk_bytes = static_cast<int64_t>((e >> kChunkShift) & kMask32);
       se.calls = calls;
       u.entries.push_back(se);
@@ -171,6 +177,37 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
     if (r[i] != 0) return Malformed(absl::StrCat("word ", i, " past the records is not zero"));
   }
   return d;
+}
+
+void EncodeSample(SampleWords* words, int slot, double us) {
+  if (slot < 0 || slot >= kSampleSlots || !(us > 0)) return;
+  const double ns_d = us * 1000.0;
+  const uint64_t ns = ns_d >= static_cast<double>(kMaxSampleNs)
+                          ? kMaxSampleNs
+                          : std::max<uint64_t>(1, static_cast<uint64_t>(ns_d + 0.5));
+  (*words)[2 * slot] = kSampleMinBase - ns;
+  (*words)[2 * slot + 1] = ns;
+}
+
+absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const SampleWords& r, int n) {
+  if (n < 0 || n > kSampleSlots) return Malformed(absl::StrCat("sample count ", n, " out of 0..", kSampleSlots));
+  std::vector<std::optional<CarriedSample>> out(n);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t lo = r[2 * i], hi = r[2 * i + 1];
+    if (lo == 0 && hi == 0) continue;
+    if (lo == 0 || hi == 0 || lo > kSampleMinBase - 1 || hi > kMaxSampleNs) {
+      return Malformed(absl::StrCat("sample slot ", i, " words do not belong together"));
+    }
+    const uint64_t min_ns = kSampleMinBase - lo;
+    if (min_ns == 0 || min_ns > kMaxSampleNs || min_ns > hi) {
+      return Malformed(absl::StrCat("sample slot ", i, " has its minimum above its maximum"));
+    }
+    out[i] = CarriedSample{static_cast<double>(min_ns) / 1000.0, static_cast<double>(hi) / 1000.0};
+  }
+  for (int i = 2 * n; i < kSampleWords; ++i) {
+    if (r[i] != 0) return Malformed(absl::StrCat("sample word ", i, " past the carried timings is not zero"));
+  }
+  return out;
 }
 
 }  // namespace ccltune::coordinator

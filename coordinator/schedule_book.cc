@@ -6,29 +6,51 @@ namespace ccltune::coordinator {
 
 // Expects an update as Decode delivers it (the last entry final, the others with calls > 0); an
 // update without entries removes the workload's schedule (NCCL's default again).
-void ScheduleBook::Apply(const WorkloadUpdate& u) {
+std::vector<ScheduleEntry> ScheduleBook::Apply(const WorkloadUpdate& u) {
+  std::vector<ScheduleEntry> dropped;
+  auto it = book_.find(u.workload);
+  if (it != book_.end() && (!u.append || u.entries.empty())) {
+    dropped.assign(it->second.pending.begin(), it->second.pending.end());
+    it->second.pending.clear();
+  }
   if (u.entries.empty()) {
     book_.erase(u.workload);
-    return;
+    return dropped;
   }
-  Slot slot;
+  Slot& slot = book_[u.workload];
   for (size_t i = 0; i + 1 < u.entries.size(); ++i) {
     if (u.entries[i].calls > 0) slot.pending.push_back(u.entries[i]);
   }
+  if (!(slot.final_config == u.entries.back().config) || slot.converged != u.converged) slot.final_calls = 0;
   slot.final_config = u.entries.back().config;
   slot.converged = u.converged;
-  book_[u.workload] = std::move(slot);
+  return dropped;
 }
 
-std::optional<Config> ScheduleBook::Next(uint64_t workload) {
+std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload) {
   auto it = book_.find(workload);
   if (it == book_.end()) return std::nullopt;
   Slot& s = it->second;
-  if (s.pending.empty()) return s.final_config;
+  if (s.pending.empty()) {
+    // A converged final entry is sampled now and then (monitoring). A search's final entry runs while
+    // the schedule waits for timings: every such call is a sample too (the leader's search takes it
+    // as a sample of the incumbent it did not ask for), so the wait measures the reference.
+    const bool timed = s.converged ? s.final_calls++ % kMonitorEvery == 0 : true;
+    return Call{s.final_config, timed, false};
+  }
   ScheduleEntry& front = s.pending.front();
-  Config c = front.config;
+  Call c{front.config, !front.warmup, true};
+  front.warmup = false;  // only the entry's first call
   if (--front.calls == 0) s.pending.pop_front();
   return c;
+}
+
+uint64_t ScheduleBook::PendingCalls(uint64_t workload) const {
+  auto it = book_.find(workload);
+  if (it == book_.end()) return 0;
+  uint64_t n = 0;
+  for (const ScheduleEntry& e : it->second.pending) n += e.calls;
+  return n;
 }
 
 std::optional<Config> ScheduleBook::Incumbent(uint64_t workload) const {

@@ -1,11 +1,20 @@
-// optimizer: the search for one workload's best configuration, driven by measured samples.
-// Per subspace (algorithm x protocol) a coordinate descent over channels (and chunk size where the
-// plugin ABI offers it), starting from NCCL's own choice, with an adaptive step, early pruning of
-// subspaces far behind the best, NCCL's default always measured, and a switch away from the
-// default only on a gain larger than the measured noise. Pure C++: no CUDA, NCCL or MPI; tests
-// drive it with synthetic cost functions.
+// optimizer: the search for one workload's best configuration, driven by measured samples, built for
+// real NCCL: per-sample noise of 5-20% with heavy tails, slow periods that cover whole stretches of
+// calls, rugged channel curves, communicators with fewer channels than asked for. One algorithm for
+// every plugin ABI, in stages named by their files:
+//   prior.cc   NCCL's cost table orders the subspaces; hints (an import, a neighbouring size's winner)
+//              come first;
+//   screen.cc  a few log-spaced channel counts per subspace over the channels NCCL really runs;
+//   race.cc    successive halving over the screened configs with NCCL's default always in the race,
+//              on robust statistics of samples normalised by the default measured next to them;
+//   refine.cc  channel counts next to the leader (and chunk sizes where tuner v6 offers them) join the race;
+//   decide.cc  the winner replaces NCCL's default only on a gain larger than the measured noise;
+//   search.cc  the state machine that runs them, pipelined: the next candidates are always available,
+//              also while earlier ones are still being measured.
+// Pure C++: no CUDA, NCCL or MPI; tests drive it with measured landscapes replayed with their noise.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,80 +25,116 @@
 namespace ccltune::optimizer {
 
 struct SearchSpace {
-  SubspaceSet subspaces;   // valid algorithm x protocol entries and NCCL's pick
-  int max_channels = 0;    // channel budget (>= 1): NC is searched in [1, max_channels]
-  bool chunk_dim = false;  // search chunk size too (tuner v6, NCCL >= 2.30)
+  SubspaceSet subspaces;  // valid algorithm x protocol entries and NCCL's pick
+  // NCCL's cost-table estimate per subspace (index algo * kNumProtos + proto, µs; < 0 where invalid or
+  // unknown): its relative costs order the subspaces even where its pick is wrong.
+  std::array<float, kNumAlgos * kNumProtos> cost{};
+  int max_channels = 0;        // channels that may be asked for, [1, max_channels]
+  bool channel_truth = false;  // NoteRan() will report what NCCL ran (ccltune's profiler plugin is loaded)
+  bool chunk_dim = false;      // search chunk size too (tuner v6, NCCL >= 2.30)
   // Per protocol grain (bytes); chunk sizes are searched as grain * 2^k within [min, max].
   int64_t chunk_grain[kNumProtos] = {0, 0, 0};
   int64_t chunk_min[kNumProtos] = {0, 0, 0};
   int64_t chunk_max[kNumProtos] = {0, 0, 0};
+  SearchSpace() { cost.fill(-1.0f); }
 };
 
 struct Options {
-  int warmup_calls = 1;           // first calls of a candidate, discarded
-  int samples_per_candidate = 3;  // measured calls per candidate while exploring
-  int confirm_samples = 10;       // per side in the final default-vs-best comparison
-  double min_gain = 0.02;         // switch away from the default only if best < default * (1 - gain),
-                                  // where gain = max(min_gain, 2.5 * measured relative noise of the
-                                  // compared estimates: per-sample noise * ~1.1 * sqrt(1/nd + 1/nb))
-  double prune_ratio = 1.30;      // drop a subspace whose best is this far behind the global best
-  int max_batch = 24;             // most candidates in one batch
-  // After convergence: keep one sample every `monitor_every` calls of the incumbent; a median of
-  // `monitor_window` samples that is `drift_ratio` away from the converged time re-opens the search.
-  int monitor_every = 16;
+  // Switch away from NCCL's default only if the winner is faster by more than this fraction, and by
+  // more than kDecideZ standard errors of the measured difference.
+  double min_gain = 0.02;
+  // Screened configs at most (the prior's order decides which), and configs that survive screening.
+  int max_screen = 24;
+  int max_survivors = 6;
+  // Samples of the final winner and of the default before the decision (at least).
+  int final_samples = 4;
+  // Calls of this search's workloads that pass between asking for a sample and acting on it (the caller's
+  // pipeline: carried timings, the payload lag; 0 unknown). With many calls per round trip, samples are
+  // cheap and round trips dear: screening takes two samples of each config and the race keeps fewer.
+  int round_trip_calls = 0;
+  // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
+  // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
+  // two consecutive windows, re-opens the search.
   int monitor_window = 8;
   double drift_ratio = 0.15;
 };
 
-// A batch entry: run `config` for `calls` consecutive calls of the workload (the first
-// Options::warmup_calls of them are warm-up and discarded by the search).
+// Where the search starts: configs to try first (an imported result, the winner of a neighbouring
+// size of the same collective and type), best first.
+struct Prior {
+  std::vector<Config> hints;
+};
+
+// A schedule entry: run `config` for `calls` consecutive calls; every call is a sample.
 struct Candidate {
   Config config;
-  int calls = 0;
+  int calls = 1;
   friend bool operator==(const Candidate&, const Candidate&) = default;
 };
 
 enum class State {
-  kNeedBatch,  // call NextBatch()
-  kWaiting,    // samples of the last batch are still missing
+  kSearching,  // Next() has candidates, or samples are still awaited
   kConverged,  // incumbent() is final until drift re-opens the search
 };
 
 struct Stats {
-  double default_us = 0;    // median of NCCL's default (0 until measured)
-  double incumbent_us = 0;  // median of the incumbent
-  double noise = 0;         // measured relative noise (robust spread of repeated samples)
-  int candidates_measured = 0;
-  int batches = 0;
+  double default_us = 0;    // robust estimate of NCCL's default (0 until measured)
+  double incumbent_us = 0;  // robust estimate of the incumbent
+  double noise = 0;         // measured relative per-sample noise
+  int samples = 0;          // samples received while searching (monitoring excluded)
+  int configs = 0;          // distinct configs measured (as NCCL ran them)
+  int requested = 0;        // samples asked for (Next) while searching
+  int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
+  int early = 0;            // decided on the race's own samples (a gain far beyond their noise)
   int reopened = 0;
 };
 
 class Search {
  public:
-  Search(const SearchSpace& space, const Options& options);
+  Search(const SearchSpace& space, const Options& options, const Prior& prior = {});
   ~Search();
   Search(Search&&) noexcept;
   Search& operator=(Search&&) noexcept;
 
   State state() const;
-  // The next candidates to run, in order; at most `max_candidates` (<= Options::max_batch). Only in
-  // kNeedBatch; moves to kWaiting (or kConverged when nothing is left to try: then empty).
-  std::vector<Candidate> NextBatch(int max_candidates);
-  // A measured call that ran `config` (warm-up included: the search drops them itself). Samples of
-  // configs outside the current batch count as monitoring of the incumbent when they match it, and
-  // are ignored otherwise.
-  void AddSample(const Config& config, double us);
+  // The next entries to run, at most `max_candidates`, in order. Callable at any time, also while
+  // samples of earlier entries are still awaited (the caller keeps a schedule ahead of the calls);
+  // empty when nothing is worth running before more samples arrive, or when converged.
+  // `stream`: which of the workloads sharing this search runs them (sizes of one size class differ, so
+  // each workload's samples are compared with its own default's, and each gets its own default samples).
+  std::vector<Candidate> Next(int max_candidates, int stream = 0);
+  // A measured call that ran `config` as asked, on `stream` (samples arrive in call order).
+  // `requested`: the call ran a Candidate from Next(); false for a call the search did not ask for
+  // (the incumbent run while the schedule waits for samples), which counts as a sample all the same.
+  void AddSample(const Config& config, double us, int stream = 0, bool requested = true);
+  // Channel truth: NCCL ran `ran` for a call that asked for `asked` (fewer channels than asked, when
+  // the message is small or the communicator has fewer). Configs that run identically share their
+  // samples and are never asked for twice.
+  void NoteRan(const Config& asked, const Config& ran);
+  // A sample asked for that will not come (no rank could time the call): the search stops waiting for it.
+  void NoteLost(const Config& config);
+  // Every sample asked for that has not come yet will not (their schedule was replaced).
+  void DropPending();
   // Best configuration so far (the default Config until something beats it significantly).
   Config incumbent() const;
+  // What to run while the schedule waits for samples (the caller's final entry while searching, every
+  // call of it a sample given with requested = false): the race's current leader once it measured
+  // better than the default (its samples are what the next rounds and the decision want most), else
+  // NCCL's default; the incumbent once converged.
+  Config waiting() const;
   // Warm start: take `config` as incumbent and converge at once (import); `us` its known time or 0.
   // Monitoring still runs and may re-open the search.
   void Adopt(const Config& config, double us);
   // Forget the converged state and search again (drift, or on request).
   void Reopen();
   Stats stats() const;
-  // What the search measured, for a trace log: every measured config with its estimate (µs) and
-  // sample count, best first, the default marked; then the confirmation samples' medians, the
-  // noise and the incumbent. One line, at most `max_configs` configs (the rest counted).
+  // Samples still awaited.
+  int pending() const;
+  // Changes whenever the search moves to a new round: entries asked for before it are worth less now
+  // (a caller with entries still scheduled may replace them instead of appending).
+  int round_id() const;
+  // What the search measured, for a trace log: configs with their estimate relative to the default,
+  // sample counts, the stage, the noise and the incumbent. One line, at most `max_configs` configs.
   std::string Describe(int max_configs = 16) const;
 
  private:

@@ -10,6 +10,7 @@
 #   NP            ranks (default 4)
 #   PROGRAM, RECORDER  override the package's bin/fidelity-programs and lib/libnccl-tuner-fidelity.so
 #   FIDELITY_TIMEOUT_S  limit for the mpirun (default 150)
+#   TESTBED_LAUNCHER    set by scripts/gpu-testbed.sh run (the one-GPU testbed): each rank starts through it
 # Writes to OUT: fidelity.trace (all ranks, the file to commit), trace.<rank> (per rank, as recorded),
 # run.log (the programs' output), nccl-debug.<host>.<pid> (NCCL_DEBUG=INFO, real NCCL only).
 set -euo pipefail
@@ -58,7 +59,8 @@ timeout -k 10 "${FIDELITY_TIMEOUT_S:-150}" mpirun -np "$np" --oversubscribe "${r
   "${passthrough[@]}" -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS \
   -x NCCL_DEBUG="${NCCL_DEBUG:-INFO}" -x NCCL_DEBUG_SUBSYS="${NCCL_DEBUG_SUBSYS:-INIT,TUNING,ENV}" \
   -x NCCL_DEBUG_FILE="$out/nccl-debug.%h.%p" -x NCCL_TUNER_PLUGIN="$recorder" -x FIDELITY_TRACE="$out/trace" \
-  -x LD_LIBRARY_PATH="$libpath" "$program" >"$out/run.log" 2>&1
+  -x LD_LIBRARY_PATH="$libpath" $(env | grep -oE '^CUDA_MPS_[A-Z_]+' | sed 's/^/-x /') \
+  ${TESTBED_LAUNCHER:+"$TESTBED_LAUNCHER"} "$program" >"$out/run.log" 2>&1
 rc=$?
 set -e
 if [ "$rc" != 0 ]; then

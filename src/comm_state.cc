@@ -23,7 +23,9 @@
 
 namespace ccltune {
 namespace {
-constexpr size_t kPayloadBytes = coordinator::kPayloadWords * sizeof(uint64_t);
+// Every slot holds an extended payload; base-size syncs use its first kPayloadWords words.
+constexpr size_t kSlotWords = coordinator::kExtendedWords;
+constexpr size_t kSlotBytes = kSlotWords * sizeof(uint64_t);
 // After the slots: the word the engine-switch memset writes (see Issue).
 constexpr size_t kFenceBytes = 16;
 }  // namespace
@@ -41,13 +43,13 @@ void NcclTransport::Leak() {
 }
 
 absl::Status NcclTransport::Init() {
-  auto dev = device_->Alloc(kSlots * kPayloadBytes + kFenceBytes);
+  auto dev = device_->Alloc(kSlots * kSlotBytes + kFenceBytes);
   if (!dev.ok()) return dev.status();
   dev_ = *dev;
-  auto in = device_->AllocHost(kSlots * kPayloadBytes);
+  auto in = device_->AllocHost(kSlots * kSlotBytes);
   if (!in.ok()) return in.status();
   host_in_ = static_cast<uint64_t*>(*in);
-  auto out = device_->AllocHost(kSlots * kPayloadBytes);
+  auto out = device_->AllocHost(kSlots * kSlotBytes);
   if (!out.ok()) return out.status();
   host_out_ = static_cast<uint64_t*>(*out);
   for (auto& e : events_) {
@@ -77,37 +79,72 @@ NcclTransport::~NcclTransport() {
   if (host_out_ != nullptr) device_->FreeHost(host_out_);
 }
 
-absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Words& contribution, void* stream) {
+absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Payload& contribution, void* stream) {
   const int s = static_cast<int>(sync_id % kSlots);
-  uint64_t* in = host_in_ + s * coordinator::kPayloadWords;
-  uint64_t* out = host_out_ + s * coordinator::kPayloadWords;
-  void* buf = static_cast<char*>(dev_) + s * kPayloadBytes;
-  std::memcpy(in, contribution.data(), kPayloadBytes);
-  if (auto st = device_->CopyToDeviceAsync(buf, in, kPayloadBytes, stream); !st.ok()) return st;
-  if (ncclResult_t r = all_reduce_max_(buf, stream); r != ncclSuccess) {
+  const int words = contribution.words();
+  const size_t bytes = static_cast<size_t>(words) * sizeof(uint64_t);
+  uint64_t* in = host_in_ + s * kSlotWords;
+  uint64_t* out = host_out_ + s * kSlotWords;
+  void* buf = static_cast<char*>(dev_) + s * kSlotBytes;
+  std::memcpy(in, contribution.base.data(), sizeof(coordinator::Words));
+  if (contribution.extended)
+    std::memcpy(in + coordinator::kPayloadWords, contribution.samples.data(), sizeof(coordinator::SampleWords));
+  if (auto st = device_->CopyToDeviceAsync(buf, in, bytes, stream); !st.ok()) return st;
+  if (ncclResult_t r = all_reduce_max_(buf, words, stream); r != ncclSuccess) {
     return absl::InternalError(absl::StrCat("sync all-reduce failed: NCCL error ", static_cast<int>(r)));
   }
-  if (auto st = device_->CopyToHostAsync(out, buf, kPayloadBytes, stream); !st.ok()) return st;
+  if (auto st = device_->CopyToHostAsync(out, buf, bytes, stream); !st.ok()) return st;
   // A kernel after the copy: the first kernel that follows a copy on a stream starts late (the switch
   // from the copy engine), and without this one that is the user's next collective, whose timed sample
   // then grows by a fixed few µs. Measured on 2xH200, NCCL 2.28.9, reducescatter 1 and 4 MiB with a
   // sync op every 2 calls: the call after a sync op +3.3 to +4.4 µs over the other (median per config),
   // +0.2 to +0.4 µs with this memset, and the search's noise 0.07-0.09 -> 0.017-0.021.
-  if (auto st = device_->MemsetAsync(static_cast<char*>(dev_) + kSlots * kPayloadBytes, 0, kFenceBytes, stream);
+  if (auto st = device_->MemsetAsync(static_cast<char*>(dev_) + kSlots * kSlotBytes, 0, kFenceBytes, stream);
       !st.ok()) {
     return st;
   }
   if (auto st = device_->RecordEvent(events_[s], stream); !st.ok()) return st;
   slot_sync_[s] = sync_id;
   slot_used_[s] = true;
+  slot_extended_[s] = contribution.extended;
   return absl::OkStatus();
 }
 
-absl::Status NcclTransport::Wait(uint64_t sync_id, coordinator::Words* reduced, absl::Duration timeout) {
+int NcclTransport::Slot(uint64_t sync_id, absl::Status* st) const {
   const int s = static_cast<int>(sync_id % kSlots);
   if (!slot_used_[s] || slot_sync_[s] != sync_id) {
-    return absl::FailedPreconditionError(absl::StrCat("sync ", sync_id, " was never issued here"));
+    *st = absl::FailedPreconditionError(absl::StrCat("sync ", sync_id, " was never issued here"));
+    return -1;
   }
+  return s;
+}
+
+void NcclTransport::Read(int s, coordinator::Payload* reduced) const {
+  const uint64_t* out = host_out_ + s * kSlotWords;
+  std::memcpy(reduced->base.data(), out, sizeof(coordinator::Words));
+  reduced->extended = slot_extended_[s];
+  if (reduced->extended) {
+    std::memcpy(reduced->samples.data(), out + coordinator::kPayloadWords, sizeof(coordinator::SampleWords));
+  } else {
+    reduced->samples.fill(0);
+  }
+}
+
+absl::StatusOr<bool> NcclTransport::Poll(uint64_t sync_id, coordinator::Payload* reduced) {
+  absl::Status bad;
+  const int s = Slot(sync_id, &bad);
+  if (s < 0) return bad;
+  auto st = device_->QueryEvent(events_[s]);
+  if (!st.ok()) return st.status();
+  if (*st != executor::EventState::kDone) return false;
+  Read(s, reduced);
+  return true;
+}
+
+absl::Status NcclTransport::Wait(uint64_t sync_id, coordinator::Payload* reduced, absl::Duration timeout) {
+  absl::Status bad;
+  const int s = Slot(sync_id, &bad);
+  if (s < 0) return bad;
   const absl::Time deadline = absl::Now() + timeout;
   int64_t sleep_us = 0;
   for (;;) {
@@ -119,7 +156,7 @@ absl::Status NcclTransport::Wait(uint64_t sync_id, coordinator::Words* reduced, 
     sleep_us = sleep_us == 0 ? 1 : std::min<int64_t>(sleep_us * 2, 1000);
     std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
   }
-  std::memcpy(reduced->data(), host_out_ + s * coordinator::kPayloadWords, kPayloadBytes);
+  Read(s, reduced);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,24 +27,27 @@ namespace ccltune {
 
 struct PluginCtx;
 
-// The in-band transport: a 512-byte device buffer per outstanding sync, an all-reduce(MAX) of
-// uint64 on the user's stream, the result copied to page-locked host memory, a 16-byte memset (so that
-// the user's next kernel does not follow a copy), an event to wait on.
+// The in-band transport: a device buffer per outstanding sync (coordinator::kExtendedWords words), an
+// all-reduce(MAX) of uint64 on the user's stream, the result copied to page-locked host memory, a 16-byte
+// memset (so that the user's next kernel does not follow a copy), an event to wait on.
 class NcclTransport : public coordinator::Transport {
  public:
   static constexpr int kSlots = coordinator::kLag + 2;
-  // `all_reduce_max` runs the internal all-reduce(MAX) of 64 uint64 words in place on `buffer`.
-  using AllReduceFn = std::function<ncclResult_t(void* buffer, void* stream)>;
+  // `all_reduce_max` runs the internal all-reduce(MAX) of `words` uint64 words in place on `buffer`.
+  using AllReduceFn = std::function<ncclResult_t(void* buffer, int words, void* stream)>;
   NcclTransport(executor::Device* device, AllReduceFn all_reduce_max)
       : device_(device), all_reduce_max_(std::move(all_reduce_max)) {}
   ~NcclTransport() override;
   absl::Status Init();
-  absl::Status Issue(uint64_t sync_id, const coordinator::Words& contribution, void* stream) override;
-  absl::Status Wait(uint64_t sync_id, coordinator::Words* reduced, absl::Duration timeout) override;
+  absl::Status Issue(uint64_t sync_id, const coordinator::Payload& contribution, void* stream) override;
+  absl::Status Wait(uint64_t sync_id, coordinator::Payload* reduced, absl::Duration timeout) override;
+  absl::StatusOr<bool> Poll(uint64_t sync_id, coordinator::Payload* reduced) override;
   // Abort: never wait on anything, leak the device buffers (the context may be broken).
   void Leak();
 
  private:
+  int Slot(uint64_t sync_id, absl::Status* st) const;
+  void Read(int slot, coordinator::Payload* reduced) const;
   executor::Device* device_;
   AllReduceFn all_reduce_max_;
   void* dev_ = nullptr;
@@ -52,6 +56,7 @@ class NcclTransport : public coordinator::Transport {
   std::array<executor::Event, kSlots> events_{};
   std::array<uint64_t, kSlots> slot_sync_{};
   std::array<bool, kSlots> slot_used_{};
+  std::array<bool, kSlots> slot_extended_{};
   bool leaked_ = false;
 };
 
@@ -63,12 +68,14 @@ struct CommOptions {
   std::string passthrough_reason;
 };
 
-// A measured call waiting for its events.
-struct TimingRecord {
-  uint64_t workload = 0;
-  Config config;
-  bool scheduled = false;
-  uint64_t unit = 0;  // the communicator's unit count when the call was issued (for the trace)
+// What the call path knows of a workload of this communicator, touched on every call (under mu).
+struct WorkloadSlot {
+  WorkloadKey key;
+  uint64_t calls = 0;        // calls seen on this rank (the API's count)
+  bool space_known = false;  // NCCL's cost table for it was read
+  // The latest call's config and what NCCL ran for it (channel truth), recorded on change only.
+  bool ran_known = false;
+  Config last_asked, last_ran;
 };
 
 class CommState {
@@ -91,9 +98,13 @@ class CommState {
   NcclTransport* transport = nullptr;  // owned by coord
   std::unique_ptr<coordinator::CommCoordinator> coord;
   std::unique_ptr<Leader> leader;
+  // Every rank times the calls the schedule says (the same on every rank), numbered by the coordinator;
+  // timings wait here until a sync carries them.
   std::unique_ptr<executor::Timer> timer;
-  std::deque<TimingRecord> records;
-  uint32_t calls_since_harvest = 0;  // Runtime::MaybeHarvest's throttle
+  std::map<uint64_t, double> timings;                    // timed-call number -> µs, not yet carried
+  uint64_t carried_below = 0;                            // numbers below this were carried (or dropped) already
+  uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
+  std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash
   config_table::CommTable& table() { return table_; }
   ccltuneMode_t mode = ccltuneModeTune;
   Config forced;
@@ -101,9 +112,10 @@ class CommState {
   bool stopped = false;                  // the protocol stopped tuning here (same on every rank)
   std::string stop_reason;
   bool imported_loaded = false;
-  std::vector<config_table::CsvRule> csv_rules;    // leader: a CSV import's lines for this communicator
-  std::unordered_map<uint64_t, WorkloadKey> keys;  // workloads seen, by hash
-  int64_t updates_applied = 0;                     // schedule updates applied here (ccltuneGetSummary)
+  std::vector<config_table::CsvRule> csv_rules;  // leader: a CSV import's lines for this communicator
+  int64_t updates_applied = 0;                   // schedule updates applied here (ccltuneGetSummary)
+  bool ran_mismatch = false;                     // NCCL ran something else than decided (said once)
+  int max_ran_channels = 0;                      // most channels NCCL ran a call with (channel truth)
 
  private:
   ncclComm_t comm_;

@@ -47,7 +47,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllReduce(const void* s,
   Scope scope;
   auto fn = [&] { return FORWARD(AllReduce, s, r, count, dt, op, comm, stream); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().Collective(comm, stream, Desc(Coll::kAllReduce, dt, op, count), fn);
+  return Runtime::Get().calls().Collective(comm, stream, Desc(Coll::kAllReduce, dt, op, count), fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclAllGather(const void* s, void* r, size_t count,
@@ -56,7 +56,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllGather(const void* s,
   Scope scope;
   auto fn = [&] { return FORWARD(AllGather, s, r, count, dt, comm, stream); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().Collective(comm, stream, Desc(Coll::kAllGather, dt, -1, count), fn);
+  return Runtime::Get().calls().Collective(comm, stream, Desc(Coll::kAllGather, dt, -1, count), fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclReduceScatter(const void* s, void* r, size_t count,
@@ -65,7 +65,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclReduceScatter(const void
   Scope scope;
   auto fn = [&] { return FORWARD(ReduceScatter, s, r, count, dt, op, comm, stream); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().Collective(comm, stream, Desc(Coll::kReduceScatter, dt, op, count), fn);
+  return Runtime::Get().calls().Collective(comm, stream, Desc(Coll::kReduceScatter, dt, op, count), fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* s, void* r, size_t count,
@@ -74,7 +74,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* s,
   Scope scope;
   auto fn = [&] { return FORWARD(Broadcast, s, r, count, dt, root, comm, stream); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().Collective(comm, stream, Desc(Coll::kBroadcast, dt, -1, count), fn);
+  return Runtime::Get().calls().Collective(comm, stream, Desc(Coll::kBroadcast, dt, -1, count), fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclBcast(void* buf, size_t count, ncclDataType_t dt, int root,
@@ -83,7 +83,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclBcast(void* buf, size_t 
   // NCCL implements ncclBcast by calling ncclBroadcast: that inner call passes straight through.
   auto fn = [&] { return FORWARD(Bcast, buf, count, dt, root, comm, stream); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().Collective(comm, stream, Desc(Coll::kBroadcast, dt, -1, count), fn);
+  return Runtime::Get().calls().Collective(comm, stream, Desc(Coll::kBroadcast, dt, -1, count), fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclReduce(const void* s, void* r, size_t count, ncclDataType_t dt,
@@ -92,37 +92,37 @@ __attribute__((visibility("default"))) ncclResult_t ncclReduce(const void* s, vo
   Scope scope;
   auto fn = [&] { return FORWARD(Reduce, s, r, count, dt, op, root, comm, stream); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().Collective(comm, stream, Desc(Coll::kReduce, dt, op, count), fn);
+  return Runtime::Get().calls().Collective(comm, stream, Desc(Coll::kReduce, dt, op, count), fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclGroupStart() {
   Scope scope;
   auto fn = [&] { return FORWARD(GroupStart); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().GroupStart(fn);
+  return Runtime::Get().calls().GroupStart(fn);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclGroupEnd() {
   Scope scope;
   auto fn = [&] { return FORWARD(GroupEnd); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().GroupEnd(fn, /*simulate=*/false);
+  return Runtime::Get().calls().GroupEnd(fn, /*simulate=*/false);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* info) {
   Scope scope;
   auto fn = [&] { return FORWARD(GroupSimulateEnd, info); };
   if (!Tuning(scope)) return fn();
-  return Runtime::Get().GroupEnd(fn, /*simulate=*/true);
+  return Runtime::Get().calls().GroupEnd(fn, /*simulate=*/true);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id,
                                                                      int rank) {
   Scope scope;
   const bool tuning = Tuning(scope);
-  const bool in_group = tuning && Runtime::Get().InUserGroup();
+  const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRank, comm, nranks, id, rank);
-  if (tuning && r == ncclSuccess && comm != nullptr) Runtime::Get().OnCommCreated(*comm, nullptr, in_group);
+  if (tuning && r == ncclSuccess && comm != nullptr) Runtime::Get().lifecycle().OnCommCreated(*comm, nullptr, in_group);
   return r;
 }
 
@@ -131,11 +131,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(ncclC
                                                                            ncclConfig_t* config) {
   Scope scope;
   const bool tuning = Tuning(scope);
-  const bool in_group = tuning && Runtime::Get().InUserGroup();
+  const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRankConfig, comm, nranks, id, rank, config);
   // A non-blocking init returns ncclInProgress: the communicator is passed through (see OnCommCreated).
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    Runtime::Get().OnCommCreated(*comm, config, in_group);
+    Runtime::Get().lifecycle().OnCommCreated(*comm, config, in_group);
   }
   return r;
 }
@@ -145,10 +145,10 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankScalable(ncc
                                                                              ncclConfig_t* config) {
   Scope scope;
   const bool tuning = Tuning(scope);
-  const bool in_group = tuning && Runtime::Get().InUserGroup();
+  const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRankScalable, comm, nranks, rank, nId, ids, config);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    Runtime::Get().OnCommCreated(*comm, config, in_group);
+    Runtime::Get().lifecycle().OnCommCreated(*comm, config, in_group);
   }
   return r;
 }
@@ -158,7 +158,8 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitAll(ncclComm_t* 
   const bool tuning = Tuning(scope);
   ncclResult_t r = FORWARD(CommInitAll, comms, ndev, devlist);
   if (tuning && r == ncclSuccess && comms != nullptr) {
-    for (int i = 0; i < ndev; ++i) Runtime::Get().OnCommCreated(comms[i], nullptr, /*multi_gpu_thread=*/true);
+    for (int i = 0; i < ndev; ++i)
+      Runtime::Get().lifecycle().OnCommCreated(comms[i], nullptr, /*multi_gpu_thread=*/true);
   }
   return r;
 }
@@ -167,10 +168,10 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
                                                                   ncclComm_t* newcomm, ncclConfig_t* config) {
   Scope scope;
   const bool tuning = Tuning(scope);
-  const bool in_group = tuning && Runtime::Get().InUserGroup();
+  const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommSplit, comm, color, key, newcomm, config);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    Runtime::Get().OnCommCreated(*newcomm, config, in_group);
+    Runtime::Get().lifecycle().OnCommCreated(*newcomm, config, in_group);
   }
   return r;
 }
@@ -180,10 +181,10 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommShrink(ncclComm_t co
                                                                    int flags) {
   Scope scope;
   const bool tuning = Tuning(scope);
-  const bool in_group = tuning && Runtime::Get().InUserGroup();
+  const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommShrink, comm, exclude, nexclude, newcomm, config, flags);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    Runtime::Get().OnCommCreated(*newcomm, config, in_group);
+    Runtime::Get().lifecycle().OnCommCreated(*newcomm, config, in_group);
   }
   return r;
 }
@@ -196,13 +197,13 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommFinalize(ncclComm_t 
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   Scope scope;
-  if (Tuning(scope)) Runtime::Get().OnCommGone(comm, /*abort=*/false);
+  if (Tuning(scope)) Runtime::Get().lifecycle().OnCommGone(comm, /*abort=*/false);
   return FORWARD(CommDestroy, comm);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommAbort(ncclComm_t comm) {
   Scope scope;
-  if (Tuning(scope)) Runtime::Get().OnCommGone(comm, /*abort=*/true);
+  if (Tuning(scope)) Runtime::Get().lifecycle().OnCommGone(comm, /*abort=*/true);
   return FORWARD(CommAbort, comm);
 }
 

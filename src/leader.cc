@@ -1,11 +1,61 @@
-// Leader logic: which workloads get a batch in the next payload, and how long the next interval is.
+// Leader logic: size classes, searches, the schedules kept ahead of the calls, and the payload messages.
 #include "src/leader.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
+#include "optimizer/internal/stats.hpp"
 #include "src/log.hpp"
 
 namespace ccltune {
+namespace {
+
+// Per-workload statistics keep this many of its newest default and incumbent samples.
+constexpr size_t kKeepSamples = 64;
+
+int Log2Floor(uint64_t v) {
+  int k = 0;
+  while (v > 1) {
+    v >>= 1;
+    ++k;
+  }
+  return k;
+}
+
+void Keep(std::deque<double>* d, double v) {
+  d->push_back(v);
+  while (d->size() > kKeepSamples) d->pop_front();
+}
+
+double Robust(const std::deque<double>& d) {
+  if (d.empty()) return 0;
+  return optimizer::internal::RobustEstimate(std::vector<double>(d.begin(), d.end()));
+}
+
+}  // namespace
+
+SizeClass SizeClassOf(const WorkloadKey& key) {
+  SizeClass c;
+  if (key.grouped || key.calls.size() != 1) {
+    c.id = key.Hash();
+    for (const CallDesc& d : key.calls) c.min_bytes += d.bytes;
+    c.max_bytes = c.min_bytes;
+    return c;
+  }
+  const CallDesc& d = key.calls[0];
+  const int k = Log2Floor(std::max<uint64_t>(d.bytes, 1));
+  c.min_bytes = d.bytes == 0 ? 0 : uint64_t{1} << k;
+  c.max_bytes = d.bytes == 0 ? 0 : (k >= 63 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << (k + 1)) - 1);
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = FnvMix(h, 0x5353'414C'4345'5A49ull);  // "IZECLASS": a class, unlike any workload hash
+  h = FnvMix(h, static_cast<uint64_t>(d.coll));
+  h = FnvMix(h, static_cast<uint64_t>(d.dtype));
+  h = FnvMix(h, static_cast<uint64_t>(static_cast<int64_t>(d.op)));
+  h = FnvMix(h, static_cast<uint64_t>(d.bytes == 0 ? -1 : k));
+  c.id = h == 0 ? 1 : h;
+  return c;
+}
 
 Leader::Work& Leader::Get(uint64_t workload) {
   auto [it, inserted] = work_.try_emplace(workload);
@@ -13,17 +63,79 @@ Leader::Work& Leader::Get(uint64_t workload) {
   return it->second;
 }
 
-void Leader::OnUnit(uint64_t workload) {
-  detector_.Observe(workload);
-  Get(workload);
+Leader::Class* Leader::ClassOf(const Work& w) {
+  auto it = classes_.find(w.class_id);
+  return it == classes_.end() ? nullptr : &it->second;
+}
+const Leader::Class* Leader::ClassOf(const Work& w) const {
+  auto it = classes_.find(w.class_id);
+  return it == classes_.end() ? nullptr : &it->second;
 }
 
-void Leader::OnSpace(uint64_t workload, const SubspaceSet& space) {
+void Leader::OnUnit(uint64_t workload, const WorkloadKey& key) {
+  detector_.Observe(workload);
   Work& w = Get(workload);
-  if (w.search.has_value()) return;
+  ++w.units_this_interval;
+  if (w.class_id != 0) return;
+  w.key = key;
+  SizeClass sc = SizeClassOf(key);
+  if (!o_.size_classes) sc.id = workload;
+  w.class_id = sc.id;
+  Class& c = classes_[sc.id];
+  if (c.members.empty()) c.bounds = sc;
+  w.stream = static_cast<int>(c.members.size());
+  c.members.push_back(workload);
+  EnsureSearch(w);
+}
+
+optimizer::Prior Leader::PriorFor(const Class& c) const {
+  // The winners of the nearest converged classes of the same collective, datatype and op.
+  optimizer::Prior p;
+  if (c.members.empty()) return p;
+  const Work& me = work_.at(c.members[0]);
+  if (me.key.grouped || me.key.calls.size() != 1) return p;
+  std::vector<std::pair<double, Config>> near;
+  for (const auto& [id, other] : classes_) {
+    if (&other == &c || !other.search || other.search->state() != optimizer::State::kConverged) continue;
+    const Work& ow = work_.at(other.members[0]);
+    if (ow.key.grouped || ow.key.calls.size() != 1) continue;
+    const CallDesc& a = me.key.calls[0];
+    const CallDesc& b = ow.key.calls[0];
+    if (a.coll != b.coll || a.dtype != b.dtype || a.op != b.op) continue;
+    const Config win = other.search->incumbent();
+    if (win.IsDefault()) continue;
+    const double dist = std::fabs(std::log2(std::max<double>(1, static_cast<double>(a.bytes))) -
+                                  std::log2(std::max<double>(1, static_cast<double>(b.bytes))));
+    if (dist <= 2.5) near.emplace_back(dist, win);
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (size_t i = 0; i < near.size() && p.hints.size() < 2; ++i) p.hints.push_back(near[i].second);
+  return p;
+}
+
+void Leader::OnSpace(uint64_t workload, const SubspaceSet& space,
+                     const std::array<float, kNumAlgos * kNumProtos>& cost) {
+  Work& w = Get(workload);
+  if (w.space_known) return;
+  w.space_known = true;
+  w.space = space;
+  w.cost = cost;
+  // What NCCL picks by itself ran already (the workload's first calls): no warm-up for it.
+  if (space.nccl_algo >= 0 && !o_.channel_truth) connected_.insert({space.nccl_algo, space.nccl_proto});
+  EnsureSearch(w);
+}
+
+void Leader::EnsureSearch(Work& w) {
+  if (!w.space_known || w.import.has_value() || w.from_import) return;  // imported: never searched
+  Class* c = ClassOf(w);
+  if (c == nullptr || c->search.has_value()) return;
   optimizer::SearchSpace ss;
-  ss.subspaces = space;
+  ss.subspaces = w.space;
+  ss.cost = w.cost;
   ss.max_channels = o_.channel_budget;
+  // A group's collectives each report what NCCL ran (their algorithms and channel counts differ, and
+  // NCCL's planner adds the group's channel counts up): no one config to learn for the group.
+  ss.channel_truth = o_.channel_truth && !w.key.grouped && w.key.calls.size() == 1;
   ss.chunk_dim = o_.chunk_dim;
   // Protocol grains as NCCL computes them (LL 16 B, LL128 1920 B, Simple 512 B) and a range that
   // stays within NCCL's buffer-derived maximum (which clamps above anyway).
@@ -33,29 +145,72 @@ void Leader::OnSpace(uint64_t workload, const SubspaceSet& space) {
     ss.chunk_min[p] = grain[p] * 16;
     ss.chunk_max[p] = p == kProtoSimple ? (1 << 20) : grain[p] * 1024;
   }
-  w.search.emplace(ss, o_.search);
-  if (w.import.has_value()) {
-    w.search->Adopt(*w.import, w.import_us);
-  } else if (w.from_import) {
-    w.search->Adopt(w.last_final, w.import_us);
+  c->search.emplace(ss, o_.search, PriorFor(*c));
+}
+
+void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled) {
+  timed_[seq] = Timed{workload, asked, scheduled};
+  if (scheduled) ++Get(workload).scheduled_in_flight;
+}
+
+void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    auto it = timed_.find(first_seq + i);
+    if (it == timed_.end()) continue;
+    const Timed t = it->second;
+    timed_.erase(it);
+    auto wi = work_.find(t.workload);
+    if (wi == work_.end()) continue;
+    Work& w = wi->second;
+    if (t.scheduled) --w.scheduled_in_flight;
+    if (!samples[i]) {
+      // No rank could time the call (every rank's timer pool full, say): that sample will not come.
+      if (Class* c = ClassOf(w); t.scheduled && c != nullptr && c->search.has_value()) c->search->NoteLost(t.asked);
+      continue;
+    }
+    const double us = o_.timing == Timing::kMinOverRanks ? samples[i]->min_us : samples[i]->max_us;
+    ++w.samples;
+    if (t.asked.IsDefault()) Keep(&w.default_samples, us);
+    if (w.sent_converged && t.asked == w.last_final && !t.asked.IsDefault()) Keep(&w.incumbent_samples, us);
+    Class* c = ClassOf(w);
+    if (c == nullptr || !c->search.has_value()) continue;
+    optimizer::Search& s = *c->search;
+    const bool was_converged = s.state() == optimizer::State::kConverged;
+    s.AddSample(t.asked, us, w.stream, t.scheduled);
+    if (!was_converged && s.state() == optimizer::State::kConverged) {
+      c->searched_before = true;
+      CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s", w.key.ToString(),
+                   static_cast<int64_t>(c->bounds.min_bytes), static_cast<int64_t>(c->bounds.max_bytes), s.Describe());
+    }
+  }
+  // Every timed call gets a slot in some sync, in order: one numbered before this window that is still
+  // here was never carried (cannot happen while syncs run; kept from growing if it did).
+  while (!timed_.empty() && timed_.begin()->first < first_seq) {
+    if (timed_.begin()->second.scheduled) --Get(timed_.begin()->second.workload).scheduled_in_flight;
+    timed_.erase(timed_.begin());
   }
 }
 
-void Leader::OnSample(uint64_t workload, const Config& config, double us, bool scheduled) {
+void Leader::OnRan(uint64_t workload, const Config& asked, const Config& ran) {
+  if (ran.HasSubspace()) connected_.insert({ran.algo, ran.proto});
   auto it = work_.find(workload);
-  if (it == work_.end() || !it->second.search.has_value()) return;
-  optimizer::Search& s = *it->second.search;
-  if (!scheduled && s.state() != optimizer::State::kConverged) return;
-  const bool was_converged = s.state() == optimizer::State::kConverged;
-  s.AddSample(config, us);
-  if (!was_converged && s.state() == optimizer::State::kConverged) {
-    CCLTUNE_TRACE(kOpt, "search of %016x done: %s", workload, s.Describe().c_str());
-  }
+  if (it == work_.end()) return;
+  if (it->second.key.grouped || it->second.key.calls.size() != 1) return;  // see EnsureSearch
+  Class* c = ClassOf(it->second);
+  if (c != nullptr && c->search.has_value()) c->search->NoteRan(asked, ran);
 }
 
-void Leader::OnApplied(const coordinator::WorkloadUpdate& u) {
+void Leader::OnApplied(const coordinator::WorkloadUpdate& u, const std::vector<coordinator::ScheduleEntry>& dropped) {
   auto it = work_.find(u.workload);
-  if (it != work_.end()) it->second.awaiting_apply = false;
+  if (it == work_.end()) return;
+  Work& w = it->second;
+  w.awaiting_apply = false;
+  w.shipped_unapplied = 0;
+  // Replaced calls never run: their timings will not come.
+  Class* c = ClassOf(w);
+  if (c == nullptr || !c->search.has_value()) return;
+  for (const coordinator::ScheduleEntry& e : dropped)
+    for (uint32_t k = e.warmup ? 1 : 0; k < e.calls; ++k) c->search->NoteLost(e.config);
 }
 
 void Leader::AddImports(const std::vector<config_table::ImportedWorkload>& imports) {
@@ -75,60 +230,109 @@ bool Leader::imported(uint64_t workload) const {
 bool Leader::searching() const {
   for (const auto& [h, w] : work_) {
     if (w.awaiting_apply || w.import.has_value()) return true;
-    if (w.search.has_value() && w.search->state() != optimizer::State::kConverged) return true;
+    const Class* c = ClassOf(w);
+    if (!w.from_import && c != nullptr && c->search.has_value() && c->search->state() != optimizer::State::kConverged)
+      return true;
   }
   return false;
 }
 
-bool Leader::ShouldTime(uint64_t workload, bool scheduled, uint64_t call_index) const {
-  if (scheduled) return true;
-  auto it = work_.find(workload);
-  if (it == work_.end() || !it->second.search.has_value()) return false;
-  // Calls outside a schedule while searching feed nothing: the batch's own calls are the samples.
-  if (it->second.search->state() != optimizer::State::kConverged) return false;
-  const int every = std::max(1, o_.search.monitor_every);
-  return call_index % static_cast<uint64_t>(every) == 0;
+std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int max) {
+  std::vector<coordinator::ScheduleEntry> out;
+  if (max <= 0) return out;
+  for (const optimizer::Candidate& cand : c.search->Next(max, w.stream)) {
+    coordinator::ScheduleEntry e;
+    e.config = cand.config;
+    e.calls = static_cast<uint32_t>(std::min<int>(cand.calls, coordinator::kMaxCallsPerEntry - 1));
+    // The first run of an algorithm/protocol on this communicator connects it (NCCL sets it up then):
+    // that call is not a sample. Later channel counts of the same pair need no warm-up.
+    if (cand.config.HasSubspace() && connected_.insert({cand.config.algo, cand.config.proto}).second) {
+      e.warmup = true;
+      ++e.calls;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+void Leader::UnblockIdle(const coordinator::ScheduleBook& book) {
+  for (auto& [id, c] : classes_) {
+    if (!c.search.has_value() || c.search->state() != optimizer::State::kSearching || c.search->pending() == 0)
+      continue;
+    bool idle = true;
+    for (uint64_t h : c.members) {
+      const Work& w = work_.at(h);
+      idle = idle && !w.awaiting_apply && w.scheduled_in_flight <= 0 && book.PendingCalls(h) == 0;
+    }
+    if (!idle) continue;
+    CCLTUNE_TRACE(kOpt, "size class %016x: %d samples awaited with nothing scheduled or in flight: asked again", id,
+                  c.search->pending());
+    c.search->DropPending();
+  }
 }
 
 coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) {
   coordinator::LeaderMessage msg;
+  UnblockIdle(book);
   int room = coordinator::kRecordWords;
+  for (uint64_t h : order_) {
+    Work& w = work_[h];
+    w.calls_per_interval = std::max<uint64_t>(1, w.units_this_interval);
+    w.units_this_interval = 0;
+  }
   for (uint64_t h : order_) {
     Work& w = work_[h];
     if (w.awaiting_apply) continue;
     coordinator::WorkloadUpdate u;
     u.workload = h;
+    Class* c = ClassOf(w);
     if (w.import.has_value()) {
       // Imported config: shipped as the converged final entry; no tuning for this workload.
-      u.entries.push_back({*w.import, 0});
+      u.entries.push_back({*w.import, 0, false});
       u.converged = true;
       if (coordinator::EncodedWords(u) > room) break;
       w.last_final = *w.import;
-      if (w.search.has_value()) w.search->Adopt(*w.import, w.import_us);
       w.import.reset();
       w.sent_converged = true;
-    } else if (!w.search.has_value()) {
+    } else if (w.from_import || c == nullptr || !c->search.has_value()) {
       continue;
-    } else if (w.search->state() == optimizer::State::kNeedBatch && !frozen_ && book.Exhausted(h)) {
-      // Entries of the batch, then the incumbent as the final entry; as many as fit.
-      const int max_entries = std::min<int>(
-          {o_.search.max_batch, coordinator::kMaxEntriesPerRecord - 1, room - 3});  // hash + header + final entry
-      if (max_entries < 1) break;
-      std::vector<optimizer::Candidate> batch = w.search->NextBatch(max_entries);
-      for (const auto& c : batch) {
-        u.entries.push_back({c.config, static_cast<uint32_t>(std::min<int>(c.calls, coordinator::kMaxCallsPerEntry))});
-      }
-      u.converged = w.search->state() == optimizer::State::kConverged;
-      u.entries.push_back({w.search->incumbent(), 0});
-      w.last_final = w.search->incumbent();
-      w.sent_converged = u.converged;
-    } else if (w.search->state() == optimizer::State::kConverged &&
-               (!w.sent_converged || !(w.search->incumbent() == w.last_final))) {
-      u.entries.push_back({w.search->incumbent(), 0});
-      u.converged = true;
-      if (coordinator::EncodedWords(u) > room) break;
-      w.last_final = w.search->incumbent();
+    } else if (c->search->state() == optimizer::State::kConverged) {
+      if (w.sent_converged && c->search->incumbent() == w.last_final) continue;
+      u.entries.push_back({c->search->incumbent(), 0, false});
+      u.converged = true;  // replaces what is left: no more samples once converged
+      if (!(w.last_final == c->search->incumbent())) w.incumbent_samples.clear();
+      w.last_final = c->search->incumbent();
       w.sent_converged = true;
+    } else if (!frozen_) {
+      // Keep the schedule about three intervals of this workload's calls ahead: the update applies
+      // kLag intervals from now and its timings come back about one interval after the calls.
+      const uint64_t ahead = book.PendingCalls(h);
+      const uint64_t want = std::max<uint64_t>(4, 3 * w.calls_per_interval);
+      const bool new_round = c->search->round_id() != w.sent_round;
+      CCLTUNE_TRACE(kOpt, "workload %016x: %d calls scheduled ahead (want %d), %d timings awaited%s", h,
+                    static_cast<int64_t>(ahead), static_cast<int64_t>(want), c->search->pending(),
+                    new_round ? ", new round" : "");
+      // What runs while the schedule waits: the race's leader once it beats the default (its calls are
+      // samples too), shipped alone when it changed and nothing else is to be asked.
+      const Config waiting = c->search->waiting();
+      const bool final_changed = !(waiting == w.last_final) || w.sent_converged;
+      // Within a round, top the schedule up; a new round replaces what is still scheduled.
+      const bool top_up = ahead < want || new_round;
+      if (!top_up && !final_changed) continue;
+      const int max = std::min<int>({o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3,
+                                     static_cast<int>(new_round      ? want
+                                                      : want > ahead ? want - ahead
+                                                                     : 0)});
+      if (max < 1 && !final_changed) break;
+      if (top_up && max >= 1) u.entries = Entries(w, *c, max);
+      if (u.entries.empty() && !final_changed) continue;  // nothing worth asking before more timings come back
+      // A new round replaces what is still scheduled (asked for while the last round was undecided);
+      // within a round, entries come after it (a final entry alone keeps them).
+      u.append = u.entries.empty() || c->search->round_id() == w.sent_round;
+      if (!u.entries.empty()) w.sent_round = c->search->round_id();
+      u.entries.push_back({waiting, 0, false});
+      w.last_final = waiting;
+      w.sent_converged = false;
     } else {
       continue;
     }
@@ -136,6 +340,7 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
     if (words > room) break;  // what does not fit waits for the next payload
     room -= words;
     w.awaiting_apply = true;
+    for (const auto& e : u.entries) w.shipped_unapplied += e.calls;
     CCLTUNE_TRACE(kOpt, "schedule for %016x: %d entries, final %s%s", h, static_cast<int>(u.entries.size()),
                   u.entries.back().config.ToString(), u.converged ? " (converged)" : "");
     msg.updates.push_back(std::move(u));
@@ -145,10 +350,27 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
   return msg;
 }
 
-std::optional<optimizer::Stats> Leader::StatsOf(uint64_t workload) const {
+std::optional<Leader::WorkloadStats> Leader::StatsOf(uint64_t workload) const {
   auto it = work_.find(workload);
-  if (it == work_.end() || !it->second.search.has_value()) return std::nullopt;
-  return it->second.search->stats();
+  if (it == work_.end()) return std::nullopt;
+  const Work& w = it->second;
+  WorkloadStats s;
+  s.default_us = Robust(w.default_samples);
+  s.incumbent_us = w.last_final.IsDefault() ? s.default_us : Robust(w.incumbent_samples);
+  s.samples = w.samples;
+  if (const Class* c = ClassOf(w)) {
+    s.size_class = c->bounds;
+    if (c->search.has_value()) s.search = c->search->stats();
+  }
+  if (w.from_import && s.incumbent_us == 0) s.incumbent_us = w.import_us;
+  return s;
+}
+
+std::string Leader::Describe(uint64_t workload) const {
+  auto it = work_.find(workload);
+  if (it == work_.end()) return "";
+  const Class* c = ClassOf(it->second);
+  return c != nullptr && c->search.has_value() ? c->search->Describe() : "";
 }
 
 }  // namespace ccltune

@@ -1,9 +1,18 @@
-// The leader's side of tuning one communicator (rank 0 only): one optimizer::Search per workload,
-// fed with this rank's timings, and the payload messages that ship schedules to every rank.
+// The leader's side of tuning one communicator (rank 0 only). Workloads of one collective, datatype and
+// reduction whose sizes fall in one size class (a factor of 2: [2^k, 2^(k+1)) bytes) share one
+// optimizer::Search, so DDP's gradient buckets are tuned as one; a user group is a class of its own. The
+// leader keeps every workload's schedule a few calls ahead of the calls (appending to what every rank
+// still has), marks the first run of an algorithm/protocol on the communicator as a warm-up, feeds the
+// searches the timings every rank carried back (the minimum or maximum over ranks of each timed call)
+// and what NCCL really ran (channel truth), and packs the payload messages.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -14,25 +23,45 @@
 
 namespace ccltune {
 
+// A size class: workloads tuned by one search.
+struct SizeClass {
+  uint64_t id = 0;         // stable across ranks and runs; never 0
+  uint64_t min_bytes = 0;  // bounds of the class (user bytes of the call), inclusive
+  uint64_t max_bytes = 0;
+};
+// Ungrouped calls: (collective, datatype, op, floor(log2 bytes)); a group is its own class (its hash).
+SizeClass SizeClassOf(const WorkloadKey& key);
+
 class Leader {
  public:
+  enum class Timing { kMinOverRanks, kMaxOverRanks };
   struct Options {
     optimizer::Options search;
     int channel_budget = 32;
     bool chunk_dim = false;
+    bool channel_truth = false;  // NCCL's profiler interface reports what it ran
+    bool size_classes = true;
+    Timing timing = Timing::kMaxOverRanks;
+    int max_entries = 24;  // most entries shipped for one workload in one payload
     coordinator::IntervalOptions interval;
   };
   explicit Leader(const Options& o) : o_(o), policy_(o.interval) {}
 
-  // A unit of `workload` started (the iteration detector's input).
-  void OnUnit(uint64_t workload);
-  // NCCL's cost table for `workload` was seen: its search space is known from now on.
-  void OnSpace(uint64_t workload, const SubspaceSet& space);
-  // A measured call. `scheduled`: it ran a candidate of the current schedule (not the final entry).
-  void OnSample(uint64_t workload, const Config& config, double us, bool scheduled);
-  // Every rank applied this update (the leader included).
-  void OnApplied(const coordinator::WorkloadUpdate& u);
-  // Imported configs: shipped as final, converged entries; the searches adopt them.
+  // A unit of `workload` (key) started (the iteration detector's and the lookahead's input).
+  void OnUnit(uint64_t workload, const WorkloadKey& key);
+  // NCCL's cost table for `workload` was seen: its search space is known from now on. `cost` holds the
+  // table's entries per subspace (algo * kNumProtos + proto; < 0 invalid).
+  void OnSpace(uint64_t workload, const SubspaceSet& space, const std::array<float, kNumAlgos * kNumProtos>& cost);
+  // A timed call was issued with number `seq` (every rank numbers timed calls alike).
+  // `scheduled`: the call ran one of the search's schedule entries (else the final entry, while waiting).
+  void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true);
+  // Carried timings of timed calls first_seq.. (coordinator::Hooks::on_samples).
+  void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples);
+  // Channel truth: NCCL ran `ran` for a call of `workload` that asked for `asked` (any call, timed or not).
+  void OnRan(uint64_t workload, const Config& asked, const Config& ran);
+  // Every rank applied this update (the leader included); `dropped`: the scheduled calls it replaced.
+  void OnApplied(const coordinator::WorkloadUpdate& u, const std::vector<coordinator::ScheduleEntry>& dropped = {});
+  // Imported configs: shipped as final, converged entries; those workloads are not searched.
   void AddImports(const std::vector<config_table::ImportedWorkload>& imports);
   void set_frozen(bool frozen) { frozen_ = frozen; }
   bool imported(uint64_t workload) const;
@@ -40,30 +69,75 @@ class Leader {
   // The message for the next sync op, given the leader's own schedule book.
   coordinator::LeaderMessage Build(const coordinator::ScheduleBook& book);
 
-  // Statistics of a workload's search, if it has one.
-  std::optional<optimizer::Stats> StatsOf(uint64_t workload) const;
-  // Whether this call of `workload` should be timed (scheduled calls always; converged workloads
-  // only every monitor_every calls).
-  bool ShouldTime(uint64_t workload, bool scheduled, uint64_t call_index) const;
+  // What the leader measured for one workload (time of NCCL's default and of the incumbent, from
+  // the carried timings of that workload's own calls), and the search of its class.
+  struct WorkloadStats {
+    double default_us = 0;
+    double incumbent_us = 0;
+    int64_t samples = 0;
+    SizeClass size_class;
+    optimizer::Stats search;
+  };
+  std::optional<WorkloadStats> StatsOf(uint64_t workload) const;
   bool searching() const;
+  // One line about the search of the workload's class (trace log).
+  std::string Describe(uint64_t workload) const;
 
  private:
   struct Work {
-    std::optional<optimizer::Search> search;
-    bool awaiting_apply = false;  // sent, not yet applied at the sync point
+    WorkloadKey key;
+    uint64_t class_id = 0;
+    int stream = 0;                  // this member's index in its class (the search's sample stream)
+    uint64_t shipped_unapplied = 0;  // calls in updates sent but not yet applied
+    bool awaiting_apply = false;     // an update for it is in flight
     bool sent_converged = false;
+    int sent_round = -1;  // the search's round_id() when entries were last shipped
     Config last_final;
-    std::optional<Config> import;  // to ship (and adopt once the space is known)
+    std::optional<Config> import;  // to ship
     double import_us = 0;
     bool from_import = false;
+    // NCCL's cost table, once read (it may come before the workload's first counted unit).
+    bool space_known = false;
+    SubspaceSet space;
+    std::array<float, kNumAlgos * kNumProtos> cost{};
+    uint64_t units_this_interval = 0;                       // calls seen since the last Build
+    uint64_t calls_per_interval = 1;                        // as seen in the last interval (the lookahead's unit)
+    std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
+    int64_t samples = 0;
+    int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
   };
+  struct Class {
+    SizeClass bounds;
+    std::vector<uint64_t> members;  // workloads, in first-seen order
+    std::optional<optimizer::Search> search;
+    bool searched_before = false;
+  };
+  struct Timed {
+    uint64_t workload = 0;
+    Config asked;
+    bool scheduled = true;  // a search's schedule entry (else its final entry, run while waiting)
+  };
+  Work& Get(uint64_t workload);
+  Class* ClassOf(const Work& w);
+  const Class* ClassOf(const Work& w) const;
+  optimizer::Prior PriorFor(const Class& c) const;
+  // Starts the search of `w`'s class once both its class and its cost table are known.
+  void EnsureSearch(Work& w);
+  // A searching class whose members have nothing scheduled, shipped or in flight while its search still
+  // awaits samples: those will never come (a lost count) - the search asks again rather than wait forever.
+  void UnblockIdle(const coordinator::ScheduleBook& book);
+  // Entries for `w` from its class's search (warm-ups marked), at most `max`.
+  std::vector<coordinator::ScheduleEntry> Entries(Work& w, Class& c, int max);
+
   Options o_;
   coordinator::IterationDetector detector_;
   coordinator::IntervalPolicy policy_;
   std::unordered_map<uint64_t, Work> work_;
   std::vector<uint64_t> order_;  // first-seen order, for deterministic packing
+  std::map<uint64_t, Class> classes_;
+  std::map<uint64_t, Timed> timed_;          // seq -> the timed call, until its timing arrives
+  std::set<std::pair<int, int>> connected_;  // algorithm/protocol pairs NCCL has run on this communicator
   bool frozen_ = false;
-  Work& Get(uint64_t workload);
 };
 
 }  // namespace ccltune

@@ -12,39 +12,39 @@ using ccltune::Runtime;
 ncclResult_t InitV5(void** ctx, uint64_t comm_id, size_t nranks, size_t nnodes, ccltuneNcclLogger_t log,
                     ccltuneNvlDomainInfo_v5_t*, ccltuneTunerConstants_v5_t*) {
   ccltune::SetNcclLogger(log);
-  *ctx = Runtime::Get().active() ? Runtime::Get().PluginInit(5, comm_id, nranks, nnodes) : nullptr;
+  *ctx = Runtime::Get().active() ? Runtime::Get().plugin().TunerInit(5, comm_id, nranks, nnodes) : nullptr;
   return ncclSuccess;
 }
 
 ncclResult_t InitV6(void** ctx, uint64_t comm_id, size_t nranks, size_t nnodes, ccltuneNcclLogger_t log,
                     ccltuneNvlDomainInfo_v5_t*, ccltuneTunerConstants_v5_t*) {
   ccltune::SetNcclLogger(log);
-  *ctx = Runtime::Get().active() ? Runtime::Get().PluginInit(6, comm_id, nranks, nnodes) : nullptr;
+  *ctx = Runtime::Get().active() ? Runtime::Get().plugin().TunerInit(6, comm_id, nranks, nnodes) : nullptr;
   return ncclSuccess;
 }
 
 ncclResult_t InitV4(size_t nranks, size_t nnodes, ccltuneNcclLogger_t log, void** ctx) {
   ccltune::SetNcclLogger(log);
   // v4 has no communicator hash; contexts are bound by the calls in flight all the same.
-  *ctx = Runtime::Get().active() ? Runtime::Get().PluginInit(4, 0, nranks, nnodes) : nullptr;
+  *ctx = Runtime::Get().active() ? Runtime::Get().plugin().TunerInit(4, 0, nranks, nnodes) : nullptr;
   return ncclSuccess;
 }
 
 ncclResult_t GetCollInfo(void* ctx, int coll, size_t nbytes, int num_pipe_ops, float** table, int num_algo,
                          int num_proto, int /*reg_buff*/, int* nchannels) {
   if (ctx != nullptr) {
-    Runtime::Get().PluginGetCollInfo(ctx, coll, nbytes, num_pipe_ops, table, num_algo, num_proto, nchannels);
+    Runtime::Get().plugin().GetCollInfo(ctx, coll, nbytes, num_pipe_ops, table, num_algo, num_proto, nchannels);
   }
   return ncclSuccess;
 }
 
 ncclResult_t GetChunkSize(void* ctx, int coll, size_t nbytes, int algo, int proto, int nchannels, size_t* chunk) {
-  if (ctx != nullptr) Runtime::Get().PluginGetChunkSize(ctx, coll, nbytes, algo, proto, nchannels, chunk);
+  if (ctx != nullptr) Runtime::Get().plugin().GetChunkSize(ctx, coll, nbytes, algo, proto, nchannels, chunk);
   return ncclSuccess;
 }
 
 ncclResult_t Finalize(void* ctx) {
-  if (ctx != nullptr) Runtime::Get().PluginFinalize(ctx);
+  if (ctx != nullptr) Runtime::Get().plugin().TunerFinalize(ctx);
   return ncclSuccess;
 }
 

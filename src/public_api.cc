@@ -11,16 +11,17 @@ using ccltune::Runtime;
 
 namespace {
 
-// One LD_PRELOAD is all a user sets: point NCCL at this file as its tuner plugin, unless the user
-// chose a plugin (or none) or disabled ccltune. NCCL reads the variable at its first init.
+// One LD_PRELOAD is all a user sets: point NCCL at this file as its tuner and profiler plugin, unless
+// the user chose a plugin (or none) or disabled ccltune. NCCL reads the variables at its first init.
 __attribute__((constructor)) void PointNcclAtUs() {
   const char* disable = getenv("CCLTUNE_DISABLE");
   if (disable != nullptr && (disable[0] == '1' || disable[0] == 't' || disable[0] == 'T' || disable[0] == 'y')) return;
-  if (getenv("NCCL_TUNER_PLUGIN") != nullptr) return;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&PointNcclAtUs), &info) != 0 && info.dli_fname != nullptr) {
-    setenv("NCCL_TUNER_PLUGIN", info.dli_fname, 0);
-  }
+  if (dladdr(reinterpret_cast<void*>(&PointNcclAtUs), &info) == 0 || info.dli_fname == nullptr) return;
+  // The tuner plugin, and the profiler plugin for channel truth (what NCCL really ran). A user's own
+  // profiler plugin keeps its place: ccltune then does without channel truth and says so at start.
+  if (getenv("NCCL_TUNER_PLUGIN") == nullptr) setenv("NCCL_TUNER_PLUGIN", info.dli_fname, 0);
+  if (getenv("NCCL_PROFILER_PLUGIN") == nullptr) setenv("NCCL_PROFILER_PLUGIN", info.dli_fname, 0);
 }
 
 }  // namespace
@@ -50,7 +51,7 @@ __attribute__((visibility("default"))) int ccltuneGetMode(struct ncclComm* comm,
 
 __attribute__((visibility("default"))) int ccltuneExport(const char* path) {
   if (!Runtime::Get().active()) return ccltuneUnavailable;
-  return Runtime::Get().Export(path);
+  return Runtime::Get().exporter().Export(path);
 }
 
 __attribute__((visibility("default"))) int ccltuneGetWorkloadStats(struct ncclComm* comm, int collective, int datatype,

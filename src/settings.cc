@@ -29,8 +29,10 @@ constexpr std::array<SettingSpec, 16> kSettings = {{
      "channels searched, [1, budget]; 0: the communicator's maxCTAs, NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
     {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "2", "2..65536", "fewest units between two sync ops"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
-    {"CCLTUNE_SAMPLES", SettingType::kInt, "3", "1..64", "measured calls per candidate while searching"},
-    {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most candidates scheduled per workload at once"},
+    {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",
+     "which per-call time over ranks the search compares: max (the slowest rank: what the job waits for) or min "
+     "(the rank that arrived last: the collective's own time)"},
+    {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most schedule entries sent for one workload at once"},
     {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
      "switch away from NCCL's default only for a gain above this (and above the measured noise)"},
     {"CCLTUNE_SUMMARY", SettingType::kBool, "1", "0,1", "print the summary table at exit (leader ranks)"},
@@ -148,7 +150,14 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
   get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 2, 65536);
   get_int("CCLTUNE_SYNC_WARN_S", &s.sync_warn_s, 1, 3600);
-  get_int("CCLTUNE_SAMPLES", &s.samples, 1, 64);
+  if (const char* v = raw("CCLTUNE_TIMING"); v != nullptr) {
+    const std::string u = absl::AsciiStrToLower(v);
+    if (u == "min" || u == "max") {
+      s.timing_max = u == "max";
+    } else {
+      warn("CCLTUNE_TIMING", v);
+    }
+  }
   get_int("CCLTUNE_MAX_BATCH", &s.max_batch, 1, 64);
   int gain_pct = 2;
   get_int("CCLTUNE_MIN_GAIN_PCT", &gain_pct, 0, 50);

@@ -6,12 +6,21 @@
 
 namespace ccltune {
 
+std::vector<config_table::Entry> SummaryRows(const std::vector<config_table::Entry>& all) {
+  std::vector<config_table::Entry> out;
+  for (const auto& e : all)
+    if (e.state != config_table::WorkloadState::kDefault || e.samples > 0 || e.default_us > 0) out.push_back(e);
+  return out;
+}
+
 std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks,
                         bool nccl_env_forces_algo) {
+  const std::vector<config_table::Entry> rows = SummaryRows(entries);
+  if (rows.empty()) return std::string();
   config_table::TableOptions o;
   o.nranks = nranks;
   o.nccl_env_forces_algo = nccl_env_forces_algo;
-  return absl::StrFormat("summary: %s\n%s", title, config_table::FormatTable(entries, o));
+  return absl::StrFormat("summary: %s\n%s", title, config_table::FormatTable(rows, o));
 }
 
 void LogImportLoaded(const std::string& path, int count, const char* what, int nranks) {

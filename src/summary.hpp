@@ -10,7 +10,12 @@
 
 namespace ccltune {
 
-// "summary: <title>" and the tuned table of `entries` (bytes as nccl-tests counts them on `nranks`).
+// The rows worth a line in the summary: workloads ccltune tuned, forced, imported or measured. A
+// communicator kept on NCCL's default (a benchmark's reference, say) has none, and is left out.
+std::vector<config_table::Entry> SummaryRows(const std::vector<config_table::Entry>& all);
+
+// "summary: <title>" and the tuned table of SummaryRows(`entries`) (bytes as nccl-tests counts them on
+// `nranks`); empty when there is no such row.
 std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks,
                         bool nccl_env_forces_algo);
 

@@ -130,17 +130,28 @@ std::string Config::ToString() const {
   return s;
 }
 
-uint64_t WorkloadKey::Hash() const {
+namespace {
+void MixCall(uint64_t& h, const CallDesc& c) {
+  Mix(h, static_cast<uint64_t>(c.coll));
+  Mix(h, static_cast<uint64_t>(static_cast<int64_t>(c.dtype)));
+  Mix(h, static_cast<uint64_t>(static_cast<int64_t>(c.op)));
+  Mix(h, c.bytes);
+}
+}  // namespace
+
+uint64_t WorkloadKey::Hash() const { return HashOf(calls, grouped); }
+
+uint64_t WorkloadKey::HashOf(std::span<const CallDesc> calls, bool grouped) {
   uint64_t h = kFnvOffset;
   Mix(h, grouped ? 1 : 0);
   Mix(h, calls.size());
-  for (const CallDesc& c : calls) {
-    Mix(h, static_cast<uint64_t>(c.coll));
-    Mix(h, static_cast<uint64_t>(static_cast<int64_t>(c.dtype)));
-    Mix(h, static_cast<uint64_t>(static_cast<int64_t>(c.op)));
-    Mix(h, c.bytes);
-  }
+  for (const CallDesc& c : calls) MixCall(h, c);
   return h == 0 ? 1 : h;
+}
+
+uint64_t FnvMix(uint64_t h, uint64_t v) {
+  Mix(h, v);
+  return h;
 }
 
 std::string WorkloadKey::ToString() const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,9 +81,14 @@ struct WorkloadKey {
 
   // Stable across ranks, processes and runs (FNV-1a over the fields); never 0.
   uint64_t Hash() const;
+  // Hash() of the key these calls would make, without building it (the per-call path allocates nothing).
+  static uint64_t HashOf(std::span<const CallDesc> calls, bool grouped);
   std::string ToString() const;  // "allreduce/float32/sum/1048576" or "group[...;...]"
   friend bool operator==(const WorkloadKey&, const WorkloadKey&) = default;
 };
+
+// One step of the FNV-1a hash WorkloadKey::Hash() uses (the 8 bytes of v, little end first).
+uint64_t FnvMix(uint64_t h, uint64_t v);
 
 // NCCL's nBytes for the tuner (what getCollInfo sees) for one ungrouped call on nranks ranks.
 uint64_t NcclTunerBytes(const CallDesc& c, int nranks);

@@ -29,27 +29,36 @@ inline constexpr int kControlPeriodShift = 8;
 inline constexpr uint64_t kControlPeriodMask = uint64_t{0xFFFFFFFF} << kControlPeriodShift;
 inline constexpr uint64_t kControlKnownBits = kControlStopTuning | kControlPeriodMask;
 
-// Record header word: n entries in bits 0..7, converged in bit 8, nothing else.
+// Record header word: n entries in bits 0..7, converged in bit 8, append in bit 9, nothing else.
 inline constexpr uint64_t kHeaderCountMask = 0xFF;
 inline constexpr uint64_t kHeaderConverged = uint64_t{1} << 8;
-inline constexpr uint64_t kHeaderKnownBits = kHeaderCountMask | kHeaderConverged;
+inline constexpr uint64_t kHeaderAppend = uint64_t{1} << 9;
+inline constexpr uint64_t kHeaderKnownBits = kHeaderCountMask | kHeaderConverged | kHeaderAppend;
 
-// Entry word, low bits first: algo+1 (4) | proto+1 (4) | channels (12) | calls (12) | chunk bytes (32).
+// Entry word, low bits first: algo+1 (4) | proto+1 (4) | channels (11) | warm-up (1) | calls (12) |
+// chunk bytes (32).
 inline constexpr int kAlgoShift = 0;
 inline constexpr int kProtoShift = 4;
 inline constexpr int kChannelsShift = 8;
+inline constexpr int kWarmupShift = 19;
 inline constexpr int kCallsShift = 20;
 inline constexpr int kChunkShift = 32;
 inline constexpr uint64_t kMask4 = 0xF;
+inline constexpr uint64_t kMask11 = 0x7FF;
 inline constexpr uint64_t kMask12 = 0xFFF;
 inline constexpr uint64_t kMask32 = 0xFFFF'FFFF;
-inline constexpr int kMaxChannels = 0xFFF;
+inline constexpr int kMaxChannels = 0x7FF;
 inline constexpr int64_t kMaxChunkBytes = 0xFFFF'FFFF;
 
-inline uint64_t PackEntry(int algo, int proto, int channels, uint32_t calls, int64_t chunk) {
+inline uint64_t PackEntry(int algo, int proto, int channels, bool warmup, uint32_t calls, int64_t chunk) {
   return (static_cast<uint64_t>(algo + 1) << kAlgoShift) | (static_cast<uint64_t>(proto + 1) << kProtoShift) |
-         (static_cast<uint64_t>(channels) << kChannelsShift) | (static_cast<uint64_t>(calls) << kCallsShift) |
-         (static_cast<uint64_t>(chunk) << kChunkShift);
+         (static_cast<uint64_t>(channels) << kChannelsShift) | (static_cast<uint64_t>(warmup ? 1 : 0) << kWarmupShift) |
+         (static_cast<uint64_t>(calls) << kCallsShift) | (static_cast<uint64_t>(chunk) << kChunkShift);
 }
+
+// Carried timings: per slot, word 2i = 2^63 - ns (MAX: the minimum), word 2i+1 = ns (MAX: the maximum);
+// a timing is at least 1 ns and below 2^62 ns.
+inline constexpr uint64_t kSampleMinBase = uint64_t{1} << 63;
+inline constexpr uint64_t kMaxSampleNs = (uint64_t{1} << 62) - 1;
 
 }  // namespace ccltune::coordinator::layout

@@ -74,6 +74,11 @@ typedef struct {
   int ncclProtocol;
   int channelBudget; /* channels ccltune searches: [1, channelBudget] */
   int chunkTunable;  /* 1 when NCCL offers per-call chunk size (tuner v6) */
+  /* Channel truth (ccltune is NCCL's profiler plugin too): what NCCL really ran for the latest call of
+   * the workload on this rank; algorithm/protocol -1 and channels 0 while unknown. NCCL may run fewer
+   * channels than a config asks for (never more than the communicator has). */
+  ccltuneConfig_t lastRan;
+  int channelTruth; /* 1 when ccltune sees what NCCL runs (its profiler plugin is loaded) */
 } ccltuneWorkloadStats_t;
 
 /* Version of the loaded library. */

@@ -141,6 +141,7 @@ TEST(Json, UsesNamesAndNeverACommunicatorHash) {
                       {"nccl_version", 22809},
                       {"plugin_version", 6},
                       {"channel_budget", 32},
+                      {"channels", 0},
                       {"ccltune_version", "0.1.0"}}));
   const json& w = doc["configs"][0]["workloads"];
   ASSERT_EQ(w.size(), 2u);
@@ -163,8 +164,34 @@ TEST(Json, UsesNamesAndNeverACommunicatorHash) {
   EXPECT_EQ(w[1]["samples"], 10);
   EXPECT_EQ(w[1]["calls"], 30);
   EXPECT_EQ(w[1]["converge_calls"], 20);
+  EXPECT_EQ(w[1]["ran"], nullptr);  // unknown: no channel truth in this entry
+  EXPECT_EQ(w[1]["size_class"], nullptr);
   EXPECT_EQ(text.find("hash"), std::string::npos);
   EXPECT_EQ(text.find("comm"), std::string::npos);
+}
+
+// What NCCL ran for the config (channel truth), the size class whose search decided it, and the
+// communicator's channels: informative fields, written, not required back.
+TEST(Json, WritesWhatRanTheSizeClassAndTheChannels) {
+  Entry ar = MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, 1048576 + 4096)), Cfg(kAlgoRing, kProtoLL128, 32));
+  ar.NoteRan(Config{}, Cfg(kAlgoRing, kProtoSimple, 2));
+  ar.NoteRan(ar.config, Cfg(kAlgoRing, kProtoLL128, 2));  // asked 32, the communicator has 2
+  ar.class_min_bytes = 1048576;
+  ar.class_max_bytes = 2097151;
+  Fingerprint fp = Fp();
+  fp.channels = 2;
+  const std::string text = ToJson(Set({ar}, fp));
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["configs"][0]["fingerprint"]["channels"], 2);
+  const json& w = doc["configs"][0]["workloads"][0];
+  EXPECT_EQ(w["ran"], (json{{"algorithm", "ring"}, {"protocol", "ll128"}, {"channels", 2}}));
+  EXPECT_EQ(w["size_class"], (json{{"min_bytes", 1048576}, {"max_bytes", 2097151}}));
+  // Import reads the config back; what ran and the class are informative.
+  Fingerprint ours = Fp();
+  ours.channels = 8;  // not matched
+  const auto got = MustParse(text, ours);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].config, ar.config);
 }
 
 TEST(Json, CustomReductionOpsAreNotExported) {
@@ -334,6 +361,31 @@ TEST(Csv, ExactLinesForAKnownSet) {
     EXPECT_EQ(l.regbuff, -1);
     EXPECT_TRUE(l.channels == -1 || l.channels > 0);
   }
+}
+
+// A workload whose search was its size class's: one line for the class's range (as NCCL's nBytes), and
+// one line only for several members of the class.
+TEST(Csv, ASizeClassIsOneLineOverItsRange) {
+  std::vector<Entry> e;
+  for (uint64_t bytes : {(20u << 20), (23u << 20), (29u << 20)}) {
+    e.push_back(MakeEntry(Key(Call(Coll::kAllReduce, kFloat32, bytes)), Cfg(kAlgoRing, kProtoSimple, 16),
+                          WorkloadState::kConverged, bytes == (23u << 20) ? 40 : 10));
+    e.back().class_min_bytes = 16u << 20;
+    e.back().class_max_bytes = (32u << 20) - 1;
+  }
+  e.push_back(MakeEntry(Key(Call(Coll::kAllGather, kFloat32, 65536 + 4)), Cfg(kAlgoRing, kProtoLL, 2)));
+  e.back().class_min_bytes = 65536;
+  e.back().class_max_bytes = 131071;
+  const auto lines = ParseLikeExamplePlugin(ToCsv(Set(e)));
+  ASSERT_EQ(lines.size(), 2u);
+  // All-gather: nBytes is 8 ranks x the call's bytes.
+  EXPECT_EQ(lines[0].coll, "allgather");
+  EXPECT_EQ(lines[0].min_bytes, 65536u * 8);
+  EXPECT_EQ(lines[0].max_bytes, 131072u * 8 - 1);
+  EXPECT_EQ(lines[1].coll, "allreduce");
+  EXPECT_EQ(lines[1].min_bytes, 16u << 20);
+  EXPECT_EQ(lines[1].max_bytes, (32u << 20) - 1);
+  EXPECT_EQ(lines[1].channels, 16);
 }
 
 TEST(Csv, EmptySetIsOnlyTheHeader) {

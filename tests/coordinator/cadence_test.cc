@@ -131,6 +131,22 @@ TEST(IterationDetector, FindsThePeriodAfterThreeRepeats) {
   }
 }
 
+// Short periods (a benchmark's one workload, a small model's iteration) are found on the key that
+// completes their third repeat, also after a new key broke the previous period: a late find keeps the
+// intervals at kInitialInterval for several more of them.
+TEST(IterationDetector, FindsAShortPeriodOnItsThirdRepeat) {
+  for (uint64_t p : {1, 3, 16, 64}) {
+    IterationDetector d;
+    for (uint64_t i = 0; i < 37; ++i) d.Observe(7);  // a run of one workload, then a new pattern
+    ASSERT_EQ(d.period(), 1u);
+    for (uint64_t i = 0; i < 3 * p; ++i) {
+      d.Observe(500 + i % p);
+      if (p > 1 && i + 1 < 3 * p) ASSERT_EQ(d.period(), 0u) << "p=" << p << " i=" << i;
+    }
+    EXPECT_EQ(d.period(), p);
+  }
+}
+
 TEST(IterationDetector, RepeatedKeysInsideAnIterationDoNotShrinkIt) {
   // Iteration: A A A B (three identical layers, then something else).
   IterationDetector d;

@@ -77,21 +77,21 @@ TEST(CommCoordinator, SingleRankFollowsTheScheduleCallByCall) {
   CommCoordinator c(0, 1, hub.Endpoint(0), hooks);
   EXPECT_TRUE(c.is_leader());
   for (uint64_t u = 1; u < kAgreementApplyUnit; ++u) {
-    ASSERT_EQ(c.ConfigFor(7, false), Config{});
+    ASSERT_EQ(c.ConfigFor(7, false).config, Config{});
     ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());
   }
   EXPECT_EQ(c.syncs_issued(), static_cast<uint64_t>(kLag));
   ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());  // unit s_kLag: payload 0 applies
   EXPECT_EQ(c.units(), kAgreementApplyUnit);
   EXPECT_EQ(c.book().size(), 1u);
-  EXPECT_EQ(c.ConfigFor(7, /*capturing=*/true), inc);
-  EXPECT_EQ(c.ConfigFor(7, false), a);
-  EXPECT_EQ(c.ConfigFor(7, true), inc);  // capture consumes nothing
-  EXPECT_EQ(c.ConfigFor(7, false), a);
-  EXPECT_EQ(c.ConfigFor(7, false), b);
-  EXPECT_EQ(c.ConfigFor(7, false), inc);
-  EXPECT_EQ(c.ConfigFor(7, false), inc);
-  EXPECT_EQ(c.ConfigFor(8, false), Config{});  // unscheduled workload: NCCL's default
+  EXPECT_EQ(c.ConfigFor(7, /*capturing=*/true).config, inc);
+  EXPECT_EQ(c.ConfigFor(7, false).config, a);
+  EXPECT_EQ(c.ConfigFor(7, true).config, inc);  // capture consumes nothing
+  EXPECT_EQ(c.ConfigFor(7, false).config, a);
+  EXPECT_EQ(c.ConfigFor(7, false).config, b);
+  EXPECT_EQ(c.ConfigFor(7, false).config, inc);
+  EXPECT_EQ(c.ConfigFor(7, false).config, inc);
+  EXPECT_EQ(c.ConfigFor(8, false).config, Config{});  // unscheduled workload: NCCL's default
   EXPECT_TRUE(c.tuning());
 }
 
@@ -179,13 +179,14 @@ TEST(CommCoordinator, UnencodableLeaderMessageRaisesTheErrorFlagInsteadOfSkippin
 class RewriteVersion final : public Transport {
  public:
   RewriteVersion(std::unique_ptr<Transport> inner, uint64_t version) : inner_(std::move(inner)), version_(version) {}
-  absl::Status Issue(uint64_t id, const Words& w, void* stream) override {
-    Words x = w;
-    x[layout::kWordVersion] = version_;
-    x[layout::kWordVersionComplement] = layout::kVersionBase - version_;
+  absl::Status Issue(uint64_t id, const Payload& w, void* stream) override {
+    Payload x = w;
+    x.base[layout::kWordVersion] = version_;
+    x.base[layout::kWordVersionComplement] = layout::kVersionBase - version_;
     return inner_->Issue(id, x, stream);
   }
-  absl::Status Wait(uint64_t id, Words* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::Status Wait(uint64_t id, Payload* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::StatusOr<bool> Poll(uint64_t id, Payload* out) override { return inner_->Poll(id, out); }
 
  private:
   std::unique_ptr<Transport> inner_;
@@ -220,12 +221,13 @@ INSTANTIATE_TEST_SUITE_P(OlderAndNewer, VersionSkewRun, ::testing::Values(kProto
 class ForeignMagic final : public Transport {
  public:
   explicit ForeignMagic(std::unique_ptr<Transport> inner) : inner_(std::move(inner)) {}
-  absl::Status Issue(uint64_t id, const Words& w, void* stream) override {
-    Words x = w;
-    x[layout::kWordMagic] = 0x0145'4E55'544C'4343ull;  // "CCLTUNE\x01": above ccltune's, so the MAX delivers it
+  absl::Status Issue(uint64_t id, const Payload& w, void* stream) override {
+    Payload x = w;
+    x.base[layout::kWordMagic] = 0x0145'4E55'544C'4343ull;  // "CCLTUNE\x01": above ccltune's, so the MAX delivers it
     return inner_->Issue(id, x, stream);
   }
-  absl::Status Wait(uint64_t id, Words* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::Status Wait(uint64_t id, Payload* out, absl::Duration t) override { return inner_->Wait(id, out, t); }
+  absl::StatusOr<bool> Poll(uint64_t id, Payload* out) override { return inner_->Poll(id, out); }
 
  private:
   std::unique_ptr<Transport> inner_;
@@ -283,7 +285,10 @@ TEST(CommCoordinator, LostContributionIsWaitedForUntilItArrives) {
     if (++fired >= 6 && !supplied.exchange(true)) {
       absl::StatusOr<Words> w = Encode(nullptr, kLost, {});
       ASSERT_TRUE(w.ok());
-      ASSERT_TRUE(hub.Endpoint(1)->Issue(kLost, *w, nullptr).ok());
+      Payload p;
+      p.base = *w;
+      p.extended = ExtendedSync(kLost);
+      ASSERT_TRUE(hub.Endpoint(1)->Issue(kLost, p, nullptr).ok());
     }
   };
   const std::vector<RankResult> r = RunRanks(o);
@@ -292,6 +297,48 @@ TEST(CommCoordinator, LostContributionIsWaitedForUntilItArrives) {
   EXPECT_GE(fired.load(), 6);
   EXPECT_TRUE(r[0].stops.empty());
   EXPECT_GT(CountNonDefault(r[0].configs), 200);
+}
+
+}  // namespace
+}  // namespace ccltune::coordinator
+
+namespace ccltune::coordinator {
+namespace {
+
+using testing::RankResult;
+using testing::RunOptions;
+using testing::RunRanks;
+
+// Every timed call's timings reach the leader exactly once, in order, as the minimum and maximum over
+// the ranks that timed it; a call no rank timed arrives empty; the ranks agree on every number.
+TEST(CommCoordinator, CarriedTimingsReachTheLeaderOnceInOrder) {
+  RunOptions o;
+  // Rank 0 (the fastest here) cannot time every 5th call, rank 3 (the slowest) every 4th; no rank can
+  // time every 7th.
+  o.timing = [](int rank, uint64_t seq) -> std::optional<double> {
+    if (seq % 7 == 3 || (rank == 0 && seq % 5 == 0) || (rank == 3 && seq % 4 == 1)) return std::nullopt;
+    return 10.0 + static_cast<double>(seq) + rank;
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(r[i].timed, r[0].timed);  // every rank numbered the same calls
+  ASSERT_GT(r[0].timed, 100u);
+  const auto& c = r[0].carried;
+  ASSERT_FALSE(c.empty());
+  // All but the last few (issued after the last syncs) were carried, each once, in order.
+  EXPECT_GE(c.size() + 3 * kSampleSlots, r[0].timed);
+  for (size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(c[i].first, i) << "delivered out of order or twice";
+    const uint64_t seq = c[i].first;
+    if (seq % 7 == 3) {
+      EXPECT_FALSE(c[i].second.has_value()) << seq;
+      continue;
+    }
+    ASSERT_TRUE(c[i].second.has_value()) << seq;
+    const int lowest = seq % 5 == 0 ? 1 : 0, highest = seq % 4 == 1 ? 2 : 3;
+    EXPECT_DOUBLE_EQ(c[i].second->min_us, 10.0 + static_cast<double>(seq) + lowest) << seq;
+    EXPECT_DOUBLE_EQ(c[i].second->max_us, 10.0 + static_cast<double>(seq) + highest) << seq;
+  }
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(r[i].carried.empty());  // only the leader is handed them
 }
 
 }  // namespace

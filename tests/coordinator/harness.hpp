@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +65,9 @@ struct RankResult {
   std::vector<std::string> stops;  // on_stop reasons
   uint64_t stop_unit = 0;          // units() when on_stop fired; 0 if it never did
   int updates = 0;
+  uint64_t timed = 0;  // calls the schedule said to time (NoteTimed numbers 0..timed-1)
+  // Leader: carried timings as delivered, (number, sample) in delivery order.
+  std::vector<std::pair<uint64_t, std::optional<CarriedSample>>> carried;
   int slow_waits = 0;
   std::vector<uint64_t> slow_wait_ids;
   absl::Status first_error = absl::OkStatus();
@@ -81,6 +85,10 @@ struct RunOptions {
   // Called on slow waits (after recording), from the waiting rank's thread.
   std::function<void(int rank, uint64_t sync_id)> on_slow_wait;
   FakeHub* hub = nullptr;  // optional: a hub the test keeps a handle on
+  // This rank's timing of timed call `seq` (nullopt: this rank could not time it).
+  std::function<std::optional<double>(int rank, uint64_t seq)> timing = [](int rank, uint64_t seq) {
+    return std::optional<double>(10.0 + static_cast<double>(seq) + rank);
+  };
 };
 
 inline std::vector<RankResult> RunRanks(const RunOptions& o) {
@@ -101,7 +109,16 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
       CommCoordinator* self = nullptr;
       CommCoordinator::Hooks hooks;
       if (r == 0) hooks.build_message = o.build_message;
-      hooks.on_update = [&res](const WorkloadUpdate&) { ++res.updates; };
+      hooks.on_update = [&res](const WorkloadUpdate&, const std::vector<ScheduleEntry>&) { ++res.updates; };
+      hooks.fill_samples = [&o, r](uint64_t first, int n, SampleWords* words) {
+        for (int i = 0; i < n; ++i)
+          if (std::optional<double> us = o.timing(r, first + i)) EncodeSample(words, i, *us);
+      };
+      if (r == 0) {
+        hooks.on_samples = [&res](uint64_t first, const std::vector<std::optional<CarriedSample>>& s) {
+          for (size_t i = 0; i < s.size(); ++i) res.carried.emplace_back(first + i, s[i]);
+        };
+      }
       hooks.on_stop = [&res, &self](const std::string& reason) {
         res.stops.push_back(reason);
         res.stop_unit = self->units();
@@ -115,12 +132,14 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
       self = &c;
       for (const Unit& u : script) {
         for (uint64_t w : u.captured) {
-          res.configs.push_back(c.ConfigFor(w, /*capturing=*/true));
+          res.configs.push_back(c.ConfigFor(w, /*capturing=*/true).config);
           res.call_unit.push_back(c.units() + 1);
         }
         for (uint64_t w : u.calls) {
-          res.configs.push_back(c.ConfigFor(w, /*capturing=*/false));
+          const ScheduleBook::Call call = c.ConfigFor(w, /*capturing=*/false);
+          res.configs.push_back(call.config);
           res.call_unit.push_back(c.units() + 1);
+          if (call.timed) res.timed = c.NoteTimed() + 1;
         }
         if (o.before_unit_complete) o.before_unit_complete(r, c.units() + 1, c);
         absl::Status s = c.OnUnitComplete(nullptr);

@@ -38,13 +38,13 @@ Words Reduced(const LeaderMessage& m, uint64_t sync_id, int nranks, std::vector<
 }
 
 WorkloadUpdate Update(uint64_t w, int candidates, Config final_config = {}, bool converged = false) {
-  WorkloadUpdate u{.workload = w, .entries = {}, .converged = converged};
+  WorkloadUpdate u{.workload = w, .entries = {}, .converged = converged, .append = w % 2 == 1};
   for (int i = 0; i < candidates; ++i) {
     u.entries.push_back({Config{.algo = i % kNumAlgos,
                                 .proto = i % kNumProtos,
-                                .channels = 1 + i % 4095,
+                                .channels = 1 + i % 2047,
                                 .chunk_bytes = (int64_t{1} << (i % 32))},
-                         static_cast<uint32_t>(1 + i % kMaxCallsPerEntry)});
+                         static_cast<uint32_t>(1 + i % kMaxCallsPerEntry), /*warmup=*/i % 3 == 0});
   }
   u.entries.push_back({final_config, 0});
   return u;
@@ -65,7 +65,7 @@ TEST_P(RoundTrip, LeaderMessageSurvivesTheMax) {
     case 1:  // one incumbent-only update, extreme field values
       m.updates.push_back(Update(
           ~uint64_t{0}, 0,
-          Config{.algo = kNumAlgos - 1, .proto = kNumProtos - 1, .channels = 4095, .chunk_bytes = 0xFFFF'FFFF}, true));
+          Config{.algo = kNumAlgos - 1, .proto = kNumProtos - 1, .channels = 2047, .chunk_bytes = 0xFFFF'FFFF}, true));
       break;
     case 2:  // several updates that exactly fill the payload
       while (true) {
@@ -121,6 +121,7 @@ TEST(Payload, RandomMessagesRoundTrip) {
       WorkloadUpdate u;
       u.workload = 1 + rng() % 1000000;
       u.converged = rng() % 2;
+      u.append = rng() % 2;
       const int n = 1 + static_cast<int>(rng() % 6);
       for (int i = 0; i < n; ++i) {
         Config c;
@@ -128,9 +129,11 @@ TEST(Payload, RandomMessagesRoundTrip) {
           c.algo = static_cast<int>(rng() % kNumAlgos);
           c.proto = static_cast<int>(rng() % kNumProtos);
         }
-        c.channels = static_cast<int>(rng() % 4096);
+        c.channels = static_cast<int>(rng() % 2048);
         c.chunk_bytes = static_cast<int64_t>(rng() % (uint64_t{1} << 32));
-        u.entries.push_back({c, i + 1 == n ? 0u : static_cast<uint32_t>(1 + rng() % kMaxCallsPerEntry)});
+        const bool last = i + 1 == n;
+        u.entries.push_back(
+            {c, last ? 0u : static_cast<uint32_t>(1 + rng() % kMaxCallsPerEntry), !last && rng() % 2 == 0});
       }
       if (used + EncodedWords(u) > kRecordWords || rng() % 4 == 0) break;
       used += EncodedWords(u);
@@ -266,7 +269,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"proto_high", [](LeaderMessage& m) { m.updates[0].entries[0].config.proto = kNumProtos; }},
         BadField{"algo_without_proto", [](LeaderMessage& m) { m.updates[0].entries[0].config.proto = -1; }},
         BadField{"proto_without_algo", [](LeaderMessage& m) { m.updates[0].entries[0].config.algo = -1; }},
-        BadField{"channels_13_bits", [](LeaderMessage& m) { m.updates[0].entries[0].config.channels = 4096; }},
+        BadField{"channels_12_bits", [](LeaderMessage& m) { m.updates[0].entries[0].config.channels = 2048; }},
+        BadField{"final_warmup", [](LeaderMessage& m) { m.updates[0].entries.back().warmup = true; }},
         BadField{"channels_negative", [](LeaderMessage& m) { m.updates[0].entries[0].config.channels = -1; }},
         BadField{"chunk_2_32", [](LeaderMessage& m) { m.updates[0].entries[0].config.chunk_bytes = 1ll << 32; }},
         BadField{"chunk_negative", [](LeaderMessage& m) { m.updates[0].entries[0].config.chunk_bytes = -1; }}),
@@ -319,7 +323,8 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"record_count_one_more", [](Words& w) { w[kWordRecordCount] = 3; }},
         Corruption{"workload_zero", [](Words& w) { w[kRec0] = 0; }},
         Corruption{"header_n_zero", [](Words& w) { w[kRec0 + 1] = 0; }},
-        Corruption{"header_unknown_bits", [](Words& w) { w[kRec0 + 1] |= uint64_t{1} << 9; }},
+        Corruption{"header_unknown_bits", [](Words& w) { w[kRec0 + 1] |= uint64_t{1} << 10; }},
+        Corruption{"final_entry_warmup", [](Words& w) { w[kRec1 + 2] |= uint64_t{1} << kWarmupShift; }},
         Corruption{"header_n_overruns",
                    [](Words& w) {
                      w[kRec1 + 1] = kPayloadWords - kRec1 - 1;  // one entry more than the words left
@@ -327,16 +332,16 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"header_n_255",
                    [](Words& w) {
                      w[kWordRecordCount] = 1;
-                     for (int i = kRec0 + 2; i < kPayloadWords; ++i) w[i] = PackEntry(1, 1, 1, 1, 0);
+                     for (int i = kRec0 + 2; i < kPayloadWords; ++i) w[i] = PackEntry(1, 1, 1, false, 1, 0);
                      w[kRec0 + 1] = kMaxEntriesPerRecord;
                    }},
         Corruption{"last_entry_not_final", [](Words& w) { w[kRec1 + 2] |= uint64_t{1} << kCallsShift; }},
         Corruption{"middle_entry_final", [](Words& w) { w[kRec0 + 2] &= ~(kMask12 << kCallsShift); }},
-        Corruption{"algo_out_of_range", [](Words& w) { w[kRec0 + 2] = PackEntry(kNumAlgos, 1, 1, 1, 0); }},
+        Corruption{"algo_out_of_range", [](Words& w) { w[kRec0 + 2] = PackEntry(kNumAlgos, 1, 1, false, 1, 0); }},
         Corruption{"algo_nibble_15", [](Words& w) { w[kRec0 + 2] |= kMask4 << kAlgoShift; }},
-        Corruption{"proto_out_of_range", [](Words& w) { w[kRec0 + 2] = PackEntry(1, kNumProtos, 1, 1, 0); }},
-        Corruption{"algo_without_proto", [](Words& w) { w[kRec0 + 2] = PackEntry(1, -1, 1, 1, 0); }},
-        Corruption{"proto_without_algo", [](Words& w) { w[kRec0 + 3] = PackEntry(-1, 2, 0, 0, 0); }},
+        Corruption{"proto_out_of_range", [](Words& w) { w[kRec0 + 2] = PackEntry(1, kNumProtos, 1, false, 1, 0); }},
+        Corruption{"algo_without_proto", [](Words& w) { w[kRec0 + 2] = PackEntry(1, -1, 1, false, 1, 0); }},
+        Corruption{"proto_without_algo", [](Words& w) { w[kRec0 + 3] = PackEntry(-1, 2, 0, false, 0, 0); }},
         Corruption{"trailing_garbage", [](Words& w) { w[kPayloadWords - 1] = 1; }},
         Corruption{"garbage_after_records", [](Words& w) { w[kRec1 + 3] = 42; }}),
     [](const ::testing::TestParamInfo<Corruption>& i) { return std::string(i.param.name); });
@@ -365,6 +370,58 @@ TEST(Payload, RandomCorruptionNeverCrashes) {
     }
   }
   EXPECT_GT(accepted, 0);  // some flips land in fields where any value is legal (chunk bytes, channels)
+}
+
+}  // namespace
+}  // namespace ccltune::coordinator
+
+namespace ccltune::coordinator {
+namespace {
+
+// ---- carried timings (the extended syncs' words) ----
+
+TEST(Samples, EncodeDecodeAndEmptySlots) {
+  SampleWords w{};
+  EncodeSample(&w, 0, 12.3456);
+  EncodeSample(&w, 5, 0.0004);  // below a nanosecond: recorded as 1 ns
+  EncodeSample(&w, 7, -1);      // not a timing: left alone
+  auto s = DecodeSamples(w, 8);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->size(), 8u);
+  ASSERT_TRUE((*s)[0].has_value());
+  EXPECT_NEAR((*s)[0]->min_us, 12.3456, 1e-3);
+  EXPECT_NEAR((*s)[0]->max_us, 12.3456, 1e-3);
+  ASSERT_TRUE((*s)[5].has_value());
+  EXPECT_DOUBLE_EQ((*s)[5]->min_us, 0.001);
+  for (int i : {1, 2, 3, 4, 6, 7}) EXPECT_FALSE((*s)[i].has_value()) << i;
+}
+
+TEST(Samples, MaxOfContributionsIsMinAndMaxOverRanks) {
+  std::vector<SampleWords> ranks(4);
+  const double t[4] = {30, 10, 20, 40};
+  for (int r = 0; r < 4; ++r) EncodeSample(&ranks[r], 2, t[r]);
+  SampleWords reduced{};
+  for (const SampleWords& w : ranks)
+    for (int i = 0; i < kSampleWords; ++i) reduced[i] = std::max(reduced[i], w[i]);
+  auto s = DecodeSamples(reduced, 3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)[2].has_value());
+  EXPECT_DOUBLE_EQ((*s)[2]->min_us, 10);
+  EXPECT_DOUBLE_EQ((*s)[2]->max_us, 40);
+}
+
+TEST(Samples, MalformedSlotsAreDataLoss) {
+  SampleWords w{};
+  w[1] = 5;  // a maximum without its minimum
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSamples(w, 1).status()));
+  SampleWords x{};
+  EncodeSample(&x, 0, 10);
+  x[1] = 1;  // maximum below the minimum
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSamples(x, 1).status()));
+  SampleWords y{};
+  EncodeSample(&y, 4, 10);  // a timing past the carried count
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSamples(y, 2).status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSamples(SampleWords{}, kSampleSlots + 1).status()));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Pins ScheduleBook: candidates consumed call by call in order, then the final entry forever; capture
-// reads the incumbent without consuming; an update replaces the workload's schedule.
+// reads the incumbent without consuming; an update replaces the workload's schedule, or with `append`
+// comes after what is left; which calls every rank times (samples, not warm-ups; a converged final
+// entry now and then).
 #include <gtest/gtest.h>
 
 #include "coordinator/coordinator.hpp"
@@ -11,12 +13,19 @@ const Config kA{.algo = kAlgoTree, .proto = kProtoLL, .channels = 2};
 const Config kB{.algo = kAlgoRing, .proto = kProtoLL128, .channels = 4, .chunk_bytes = 65536};
 const Config kInc{.algo = kAlgoRing, .proto = kProtoSimple, .channels = 16};
 
+std::optional<Config> NextConfig(ScheduleBook& b, uint64_t w) {
+  std::optional<ScheduleBook::Call> c = b.Next(w);
+  if (!c) return std::nullopt;
+  return c->config;
+}
+
 TEST(ScheduleBook, UnknownWorkloadIsDefault) {
   ScheduleBook b;
-  EXPECT_EQ(b.Next(1), std::nullopt);
+  EXPECT_EQ(b.Next(1).has_value(), false);
   EXPECT_EQ(b.Incumbent(1), std::nullopt);
   EXPECT_TRUE(b.Exhausted(1));
   EXPECT_FALSE(b.Converged(1));
+  EXPECT_EQ(b.PendingCalls(1), 0u);
   EXPECT_EQ(b.size(), 0u);
 }
 
@@ -24,43 +33,88 @@ TEST(ScheduleBook, CandidatesInOrderThenFinalForever) {
   ScheduleBook b;
   b.Apply({.workload = 7, .entries = {{kA, 2}, {kB, 1}, {kInc, 0}}});
   EXPECT_FALSE(b.Exhausted(7));
+  EXPECT_EQ(b.PendingCalls(7), 3u);
   EXPECT_EQ(b.Incumbent(7), kInc);
-  EXPECT_EQ(b.Next(7), kA);
+  EXPECT_EQ(NextConfig(b, 7), kA);
   EXPECT_EQ(b.Incumbent(7), kInc);  // capture does not consume
-  EXPECT_EQ(b.Next(7), kA);
-  EXPECT_EQ(b.Next(7), kB);
+  EXPECT_EQ(NextConfig(b, 7), kA);
+  EXPECT_EQ(NextConfig(b, 7), kB);
   EXPECT_TRUE(b.Exhausted(7));
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(b.Next(7), kInc);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(NextConfig(b, 7), kInc);
   EXPECT_FALSE(b.Converged(7));
-  EXPECT_EQ(b.Next(8), std::nullopt);  // other workloads untouched
+  EXPECT_EQ(NextConfig(b, 8), std::nullopt);  // other workloads untouched
 }
 
 TEST(ScheduleBook, ApplyReplacesAndWorkloadsAreIndependent) {
   ScheduleBook b;
   b.Apply({.workload = 1, .entries = {{kA, 3}, {kInc, 0}}});
   b.Apply({.workload = 2, .entries = {{kB, 0}}, .converged = true});
-  EXPECT_EQ(b.Next(1), kA);
-  EXPECT_EQ(b.Next(2), kB);
+  EXPECT_EQ(NextConfig(b, 1), kA);
+  EXPECT_EQ(NextConfig(b, 2), kB);
   EXPECT_TRUE(b.Converged(2));
   EXPECT_TRUE(b.Exhausted(2));
   b.Apply({.workload = 1, .entries = {{kB, 1}, {kA, 0}}});  // the two kA calls left are dropped
-  EXPECT_EQ(b.Next(1), kB);
-  EXPECT_EQ(b.Next(1), kA);
-  EXPECT_EQ(b.Next(1), kA);
+  EXPECT_EQ(NextConfig(b, 1), kB);
+  EXPECT_EQ(NextConfig(b, 1), kA);
+  EXPECT_EQ(NextConfig(b, 1), kA);
   EXPECT_EQ(b.size(), 2u);
   b.Apply({.workload = 1, .entries = {}});  // no entries: back to NCCL's default
-  EXPECT_EQ(b.Next(1), std::nullopt);
+  EXPECT_EQ(NextConfig(b, 1), std::nullopt);
   b.Clear();
   EXPECT_EQ(b.size(), 0u);
-  EXPECT_EQ(b.Next(2), std::nullopt);
+  EXPECT_EQ(NextConfig(b, 2), std::nullopt);
+}
+
+TEST(ScheduleBook, AppendComesAfterWhatIsLeftAndReplacesTheFinal) {
+  ScheduleBook b;
+  b.Apply({.workload = 1, .entries = {{kA, 2}, {Config{}, 0}}});
+  EXPECT_EQ(NextConfig(b, 1), kA);
+  b.Apply({.workload = 1, .entries = {{kB, 1}, {kInc, 0}}, .append = true});
+  EXPECT_EQ(b.PendingCalls(1), 2u);
+  EXPECT_EQ(b.Incumbent(1), kInc);
+  EXPECT_EQ(NextConfig(b, 1), kA);  // the one kA call left first
+  EXPECT_EQ(NextConfig(b, 1), kB);
+  EXPECT_EQ(NextConfig(b, 1), kInc);
+  // Appending to a workload without a schedule starts one.
+  b.Apply({.workload = 2, .entries = {{kB, 1}, {kA, 0}}, .append = true});
+  EXPECT_EQ(NextConfig(b, 2), kB);
+  EXPECT_EQ(NextConfig(b, 2), kA);
 }
 
 TEST(ScheduleBook, DefaultConfigAsFinalIsStillAScheduledWorkload) {
   ScheduleBook b;
   b.Apply({.workload = 3, .entries = {{kA, 1}, {Config{}, 0}}});
-  EXPECT_EQ(b.Next(3), kA);
-  EXPECT_EQ(b.Next(3), Config{});
+  EXPECT_EQ(NextConfig(b, 3), kA);
+  EXPECT_EQ(NextConfig(b, 3), Config{});
   EXPECT_EQ(b.Incumbent(3), Config{});
+}
+
+// Scheduled calls are samples except an entry's first call when it is a warm-up; a searching workload's
+// final entry is never timed; a converged one every kMonitorEvery-th call, starting with its first.
+TEST(ScheduleBook, TimedCalls) {
+  ScheduleBook b;
+  b.Apply({.workload = 4, .entries = {{kA, 3, /*warmup=*/true}, {kB, 1}, {Config{}, 0}}});
+  std::vector<bool> timed, scheduled;
+  for (int i = 0; i < 6; ++i) {
+    const ScheduleBook::Call c = *b.Next(4);
+    timed.push_back(c.timed);
+    scheduled.push_back(c.scheduled);
+  }
+  // The warm-up call is not a sample; the search's final entry, run while its schedule waits for
+  // timings, is timed (a sample the search did not ask for).
+  EXPECT_EQ(timed, (std::vector<bool>{false, true, true, true, true, true}));
+  EXPECT_EQ(scheduled, (std::vector<bool>{true, true, true, true, false, false}));
+  b.Apply({.workload = 4, .entries = {{kInc, 0}}, .converged = true});
+  int n = 0;
+  for (uint64_t i = 0; i < 3 * kMonitorEvery; ++i) {
+    const ScheduleBook::Call c = *b.Next(4);
+    EXPECT_EQ(c.config, kInc);
+    if (c.timed) {
+      EXPECT_EQ(i % kMonitorEvery, 0u) << i;
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 3);
 }
 
 }  // namespace

@@ -66,7 +66,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::map<std::string, int64_t> ints = {{"CCLTUNE_CHANNEL_BUDGET", s.channel_budget},
                                          {"CCLTUNE_MIN_INTERVAL", s.min_interval},
                                          {"CCLTUNE_SYNC_WARN_S", s.sync_warn_s},
-                                         {"CCLTUNE_SAMPLES", s.samples},
                                          {"CCLTUNE_MAX_BATCH", s.max_batch},
                                          {"CCLTUNE_EXPORT_INTERVAL", s.export_interval_s},
                                          {"CCLTUNE_TEST_FAIL_SETUP_RANK", s.test_fail_setup_rank},

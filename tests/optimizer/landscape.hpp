@@ -1,4 +1,4 @@
-// Synthetic cost landscapes and a leader-like driver for the optimizer tests: several subspaces,
+// Synthetic cost landscapes for the optimizer tests: several subspaces,
 // each unimodal in channels (a latency/bandwidth trade-off with a small ripple), an optional chunk
 // axis, winners that depend on the message-size class, NCCL's default not always best, and seeded
 // multiplicative noise with occasional slow outliers. Everything is reproducible from a seed.
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "optimizer/optimizer.hpp"
+#include "tests/optimizer/replay.hpp"
 
 namespace ccltune::optimizer::testing {
 
@@ -93,6 +94,7 @@ inline Landscape MakeLandscape(SizeClass cls, uint64_t seed, bool chunk = false,
   auto logu = [&](double a, double b) { return std::exp(uni(std::log(a), std::log(b))); };
   Landscape L;
   L.space.max_channels = max_channels;
+  L.space.channel_truth = true;  // DriveLandscape reports what NCCL runs
   L.space.chunk_dim = chunk;
   for (int p = 0; p < kNumProtos; ++p) {
     const int64_t grain = p == kProtoLL ? 4096 : p == kProtoLL128 ? 8192 : 16384;
@@ -191,44 +193,16 @@ class Noise {
   double sigma_, p_;
 };
 
-struct DriveResult {
-  bool converged = false;
-  int calls = 0;  // candidate calls, warm-up and confirmation included
-  int batches = 0;
-  Config final_config;
-  double final_true = 0, optimum = 0, default_true = 0;
-  std::vector<std::vector<Candidate>> history;
-};
-
-// Drives a Search exactly like the leader: NextBatch, then every call of every candidate in order,
-// then a few calls of the incumbent (the workload keeps running between schedule updates).
-template <typename CostFn>
-DriveResult DriveWith(Search& s, CostFn&& cost, int max_calls = 5000, int max_batch = 24) {
-  DriveResult r;
-  while (s.state() != State::kConverged && r.calls < max_calls) {
-    if (s.state() != State::kNeedBatch) break;  // samples missing: a driver bug
-    std::vector<Candidate> b = s.NextBatch(max_batch);
-    r.history.push_back(b);
-    for (const Candidate& c : b)
-      for (int i = 0; i < c.calls; ++i, ++r.calls) s.AddSample(c.config, cost(c.config));
-    for (int i = 0; i < 2; ++i) {
-      const Config inc = s.incumbent();
-      s.AddSample(inc, cost(inc));
-    }
-  }
-  r.converged = s.state() == State::kConverged;
-  r.batches = s.stats().batches;
-  r.final_config = s.incumbent();
-  return r;
-}
-
-inline DriveResult Drive(Search& s, const Landscape& L, Noise& noise, int max_calls = 5000) {
-  DriveResult r = DriveWith(
-      s, [&](const Config& c) { return noise(L.True(c)); }, max_calls);
-  r.final_true = L.True(r.final_config);
-  r.optimum = L.Optimum();
-  r.default_true = L.True(Config{});
-  return r;
+// Drives `s` on the synthetic landscape with `noise`, the way the leader does (replay.hpp's DriveWith),
+// with channel truth: NCCL runs at most `L.space.max_channels` channels; its default runs its own pick.
+inline DriveResult DriveLandscape(Search& s, const Landscape& L, Noise& noise, const DriveOptions& o = {}) {
+  return DriveWith(
+      s, [&](const Config& c, int64_t) { return noise(L.True(c)); },
+      [&](const Config& c) {
+        if (c.IsDefault()) return Config{L.subs[L.nccl_sub].algo, L.subs[L.nccl_sub].proto, L.nccl_channels, 0};
+        return Config{c.algo, c.proto, std::min(c.channels, L.space.max_channels), c.chunk_bytes};
+      },
+      o);
 }
 
 }  // namespace ccltune::optimizer::testing

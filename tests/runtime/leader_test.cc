@@ -1,11 +1,16 @@
-// The leader's packing of schedules into payloads, driven with a synthetic cost function: batches
-// go out only when the previous one was applied and run, imports ship as converged entries, and
-// every message fits the payload.
+// The leader on one rank, driven the way the runtime drives it: its messages go through the payload
+// encoder into a schedule book, the book's timed calls are numbered and timed with a synthetic cost
+// function, and the timings come back as carried samples a sync later. Pins: a search converges through
+// that loop on a good config; schedules stay ahead of the calls (appended) while searching; the first
+// run of an algorithm/protocol is a warm-up; workloads of one size class share one search while a group
+// and other sizes do not; imports ship as converged entries; every message fits a payload.
 #include "src/leader.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <set>
 
 namespace ccltune {
 namespace {
@@ -19,62 +24,206 @@ SubspaceSet RingAndTree() {
   return s;
 }
 
-// Ring/LL128 at 12 channels is best; NCCL's default costs 30% more.
-double Cost(const Config& c) {
-  if (c.IsDefault()) return 130;
-  double base = (c.algo == kAlgoRing && c.proto == kProtoLL128) ? 100 : 140;
-  return base * (1 + 0.01 * std::abs(c.channels - 12));
+std::array<float, kNumAlgos * kNumProtos> Costs() {
+  std::array<float, kNumAlgos * kNumProtos> c;
+  c.fill(-1);
+  for (int a : {kAlgoTree, kAlgoRing})
+    for (int p = 0; p < kNumProtos; ++p) c[a * kNumProtos + p] = 10.0f + a + p;
+  c[kAlgoRing * kNumProtos + kProtoSimple] = 5;
+  return c;
 }
 
-TEST(Leader, DrivesASearchToConvergenceThroughTheBook) {
-  Leader::Options o;
-  o.channel_budget = 24;
-  Leader leader(o);
+WorkloadKey Key(uint64_t bytes, Coll coll = Coll::kAllReduce) {
+  return WorkloadKey{{CallDesc{coll, 7, coll == Coll::kAllGather ? -1 : 0, bytes}}, false};
+}
+
+// Ring/LL128 at 12 channels is best; NCCL's default costs 30% more. Times scale with the size.
+double Cost(const Config& c, uint64_t bytes) {
+  const double scale = static_cast<double>(bytes) / (1 << 20);
+  if (c.IsDefault()) return 130 * scale;
+  double base = (c.algo == kAlgoRing && c.proto == kProtoLL128) ? 100 : 140;
+  return scale * base * (1 + 0.01 * std::abs(c.channels - 12));
+}
+
+// One rank: the leader's messages applied to its own book, calls made round-robin over `keys`, every
+// timed call timed with Cost, its timing carried back `lag` syncs later.
+struct Loop {
+  Leader leader;
   coordinator::ScheduleBook book;
-  const uint64_t w = 42;
-  leader.OnUnit(w);
-  leader.OnSpace(w, RingAndTree());
-  int calls = 0;
-  bool converged = false;
-  for (int sync = 0; sync < 200 && !converged; ++sync) {
+  std::vector<WorkloadKey> keys;
+  uint64_t next_seq = 0;
+  std::map<uint64_t, std::pair<Config, uint64_t>> flying;  // seq -> (config, bytes)
+  int64_t calls = 0;
+  std::set<uint64_t> seen;
+  std::vector<coordinator::WorkloadUpdate> shipped;
+  bool report_dropped = true;  // as the runtime does (false: replaced calls are never reported lost)
+
+  explicit Loop(Leader::Options o) : leader(o) {}
+
+  void Sync(uint64_t id) {
+    // Timings of everything timed so far come back (the runtime's syncs carry them a sync later).
+    std::vector<std::optional<coordinator::CarriedSample>> s;
+    const uint64_t first = flying.empty() ? next_seq : flying.begin()->first;
+    for (uint64_t q = first; q < next_seq; ++q) {
+      auto it = flying.find(q);
+      if (it == flying.end()) {
+        s.push_back(std::nullopt);
+        continue;
+      }
+      const double us = Cost(it->second.first, it->second.second);
+      s.push_back(coordinator::CarriedSample{us, us * 1.05});
+    }
+    flying.clear();
+    if (!s.empty()) leader.OnSamples(first, s);
     coordinator::LeaderMessage m = leader.Build(book);
-    auto words = coordinator::Encode(&m, sync, {});
+    auto words = coordinator::Encode(&m, id, {});
     ASSERT_TRUE(words.ok()) << words.status();
     for (const auto& u : m.updates) {
-      book.Apply(u);
-      leader.OnApplied(u);
-      converged = u.converged;
-    }
-    // Run the workload until its schedule is used up, timing every call like the leader does.
-    while (!book.Exhausted(w)) {
-      Config c = *book.Next(w);
-      leader.OnSample(w, c, Cost(c), /*scheduled=*/true);
-      ++calls;
-    }
-    // Nothing new may be sent while an update is outstanding.
-    coordinator::LeaderMessage again = leader.Build(book);
-    for (const auto& u : again.updates) {
-      book.Apply(u);
-      leader.OnApplied(u);
-      converged = converged || u.converged;
-    }
-    while (!book.Exhausted(w)) {
-      Config c = *book.Next(w);
-      leader.OnSample(w, c, Cost(c), true);
-      ++calls;
+      const std::vector<coordinator::ScheduleEntry> dropped = book.Apply(u);
+      if (report_dropped) {
+        leader.OnApplied(u, dropped);
+      } else {
+        leader.OnApplied(u);
+      }
+      shipped.push_back(u);
     }
   }
-  ASSERT_TRUE(converged);
-  Config best = *book.Incumbent(w);
-  EXPECT_LE(Cost(best), 1.05 * 100) << best.ToString();
-  EXPECT_LE(calls, 300);
+
+  void Call(const WorkloadKey& k) {
+    const uint64_t h = k.Hash();
+    if (seen.insert(h).second) {
+      leader.OnUnit(h, k);
+      leader.OnSpace(h, RingAndTree(), Costs());
+    } else {
+      leader.OnUnit(h, k);
+    }
+    std::optional<coordinator::ScheduleBook::Call> c = book.Next(h);
+    const Config cfg = c ? c->config : Config{};
+    if (c && c->timed) {
+      leader.OnTimed(next_seq, h, cfg, c->scheduled);
+      flying[next_seq++] = {cfg, k.calls[0].bytes};
+    }
+    leader.OnRan(h, cfg, cfg.IsDefault() ? Config{kAlgoRing, kProtoSimple, 24, 0} : cfg);
+    ++calls;
+  }
+
+  // Iterations of every key once, a sync after each iteration; true when every key converged.
+  bool Run(int iterations) {
+    uint64_t id = 0;
+    for (int it = 0; it < iterations; ++it) {
+      for (const WorkloadKey& k : keys) Call(k);
+      Sync(id++);
+      bool all = true;
+      for (const WorkloadKey& k : keys) all = all && book.Converged(k.Hash());
+      if (all) return true;
+    }
+    return false;
+  }
+};
+
+Leader::Options Opts() {
+  Leader::Options o;
+  o.channel_budget = 24;
+  o.channel_truth = true;
+  return o;
+}
+
+TEST(Leader, SearchConvergesThroughTheBookOnAGoodConfig) {
+  Loop loop(Opts());
+  loop.keys = {Key(1 << 20)};
+  ASSERT_TRUE(loop.Run(400)) << loop.leader.Describe(loop.keys[0].Hash());
+  const Config best = *loop.book.Incumbent(loop.keys[0].Hash());
+  EXPECT_LE(Cost(best, 1 << 20), 1.05 * 100) << best.ToString();
+  EXPECT_LE(loop.calls, 120);
+  // While searching, schedules were appended to what every rank still had.
+  int appended = 0;
+  for (const auto& u : loop.shipped) appended += u.append ? 1 : 0;
+  EXPECT_GT(appended, 1);
+  EXPECT_FALSE(loop.shipped.back().append);  // the converged one replaces whatever is left
+}
+
+// Samples the search awaits that will never come, unreported (a replaced schedule's calls, here): once
+// nothing of the class is scheduled, shipped or in flight, the leader has the search ask again.
+TEST(Leader, UnreportedLostTimingsDoNotStallTheSearch) {
+  Loop loop(Opts());
+  loop.report_dropped = false;
+  loop.keys = {Key(1 << 20)};
+  ASSERT_TRUE(loop.Run(400)) << loop.leader.Describe(loop.keys[0].Hash());
+  EXPECT_LE(Cost(*loop.book.Incumbent(loop.keys[0].Hash()), 1 << 20), 1.05 * 100);
+}
+
+TEST(Leader, FirstRunOfAnAlgorithmProtocolIsAWarmUp) {
+  Loop loop(Opts());
+  loop.keys = {Key(1 << 20)};
+  loop.Run(400);
+  std::map<std::pair<int, int>, int> warmups, entries;
+  for (const auto& u : loop.shipped)
+    for (size_t i = 0; i + 1 < u.entries.size(); ++i) {
+      const Config& c = u.entries[i].config;
+      if (!c.HasSubspace()) continue;
+      ++entries[{c.algo, c.proto}];
+      if (u.entries[i].warmup) ++warmups[{c.algo, c.proto}];
+    }
+  ASSERT_FALSE(entries.empty());
+  for (const auto& [sub, n] : entries) {
+    // NCCL's default ran ring/simple already (channel truth): it never needs one.
+    const int want = sub == std::make_pair(kAlgoRing, kProtoSimple) ? 0 : 1;
+    EXPECT_EQ(warmups[sub], want) << sub.first << "/" << sub.second << " in " << n << " entries";
+  }
+}
+
+TEST(Leader, OneSearchPerSizeClass) {
+  Loop loop(Opts());
+  // Three sizes in [1 MiB, 2 MiB): one class; 4 MiB another; an all-gather of 1 MiB another.
+  loop.keys = {Key(1 << 20), Key((1 << 20) + 4096), Key((1 << 21) - 64), Key(1 << 22), Key(1 << 20, Coll::kAllGather)};
+  ASSERT_TRUE(loop.Run(400));
+  auto stats = [&](size_t i) { return *loop.leader.StatsOf(loop.keys[i].Hash()); };
+  EXPECT_EQ(stats(0).size_class.id, stats(1).size_class.id);
+  EXPECT_EQ(stats(0).size_class.id, stats(2).size_class.id);
+  EXPECT_EQ(stats(0).size_class.min_bytes, 1u << 20);
+  EXPECT_EQ(stats(0).size_class.max_bytes, (1u << 21) - 1);
+  EXPECT_NE(stats(0).size_class.id, stats(3).size_class.id);
+  EXPECT_NE(stats(0).size_class.id, stats(4).size_class.id);
+  // The class's search is one: its sample count covers all three members.
+  EXPECT_EQ(stats(0).search.samples, stats(2).search.samples);
+  EXPECT_GT(stats(0).search.samples, stats(0).samples);
+  // Every member got the class's result.
+  const Config c0 = *loop.book.Incumbent(loop.keys[0].Hash());
+  EXPECT_EQ(*loop.book.Incumbent(loop.keys[1].Hash()), c0);
+  EXPECT_EQ(*loop.book.Incumbent(loop.keys[2].Hash()), c0);
+}
+
+TEST(Leader, SizeClassBoundsAndGroups) {
+  const SizeClass a = SizeClassOf(Key(3000));
+  EXPECT_EQ(a.min_bytes, 2048u);
+  EXPECT_EQ(a.max_bytes, 4095u);
+  EXPECT_EQ(SizeClassOf(Key(4095)).id, a.id);
+  EXPECT_NE(SizeClassOf(Key(4096)).id, a.id);
+  EXPECT_NE(SizeClassOf(Key(3000, Coll::kAllGather)).id, a.id);
+  WorkloadKey g{{CallDesc{Coll::kAllReduce, 7, 0, 3000}, CallDesc{Coll::kAllReduce, 7, 0, 3000}}, true};
+  EXPECT_EQ(SizeClassOf(g).id, g.Hash());  // a group is its own class
+  EXPECT_NE(SizeClassOf(g).id, a.id);
+}
+
+// A communicator in NCCL-default mode first (the bench's memory baseline, a user's warm-up): the plugin
+// reads the cost table on a call that counts no unit; the search must still start once units count.
+TEST(Leader, CostTableSeenBeforeTheFirstCountedUnitStillStartsTheSearch) {
+  Leader leader(Opts());
+  coordinator::ScheduleBook book;
+  const WorkloadKey k = Key(1 << 20);
+  leader.OnSpace(k.Hash(), RingAndTree(), Costs());
+  EXPECT_TRUE(leader.Build(book).updates.empty());  // not a unit yet: nothing to schedule
+  leader.OnUnit(k.Hash(), k);
+  const coordinator::LeaderMessage m = leader.Build(book);
+  ASSERT_EQ(m.updates.size(), 1u);
+  EXPECT_GT(m.updates[0].entries.size(), 1u);
 }
 
 TEST(Leader, ImportShipsConvergedFinalEntries) {
   Leader leader(Leader::Options{});
   coordinator::ScheduleBook book;
   config_table::ImportedWorkload imp;
-  imp.key = WorkloadKey{{CallDesc{Coll::kAllReduce, 7, 0, 1 << 20}}, false};
+  imp.key = Key(1 << 20);
   imp.config = Config{kAlgoRing, kProtoLL128, 16, 0};
   imp.tuned_us = 10;
   leader.AddImports({imp});
@@ -85,21 +234,21 @@ TEST(Leader, ImportShipsConvergedFinalEntries) {
   EXPECT_EQ(m.updates[0].entries[0].config, imp.config);
   EXPECT_EQ(m.updates[0].entries[0].calls, 0u);
   EXPECT_TRUE(leader.imported(imp.key.Hash()));
-  // Once the space is known the search adopts it: no batch follows.
+  // Imported workloads are never searched.
   book.Apply(m.updates[0]);
   leader.OnApplied(m.updates[0]);
-  leader.OnSpace(imp.key.Hash(), RingAndTree());
+  leader.OnUnit(imp.key.Hash(), imp.key);
+  leader.OnSpace(imp.key.Hash(), RingAndTree(), Costs());
   EXPECT_TRUE(leader.Build(book).updates.empty());
 }
 
 TEST(Leader, ManyWorkloadsFitOnePayloadAtATime) {
-  Leader::Options o;
-  o.channel_budget = 24;
-  Leader leader(o);
+  Leader leader(Opts());
   coordinator::ScheduleBook book;
-  for (uint64_t w = 1; w <= 20; ++w) {
-    leader.OnUnit(w);
-    leader.OnSpace(w, RingAndTree());
+  for (uint64_t i = 0; i < 20; ++i) {
+    const WorkloadKey k = Key(uint64_t{1} << (10 + i));  // 20 size classes
+    leader.OnUnit(k.Hash(), k);
+    leader.OnSpace(k.Hash(), RingAndTree(), Costs());
   }
   coordinator::LeaderMessage m = leader.Build(book);
   EXPECT_FALSE(m.updates.empty());

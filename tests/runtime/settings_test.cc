@@ -51,22 +51,22 @@ TEST(Settings, InvalidValuesWarnAndKeepDefault) {
   g_env = {{"CCLTUNE_DISABLE", "maybe"},
            {"CCLTUNE_CHANNEL_BUDGET", "65"},
            {"CCLTUNE_DEBUG", "LOUD"},
-           {"CCLTUNE_SAMPLES", "3x"}};
+           {"CCLTUNE_MAX_BATCH", "3x"}};
   Settings s = Settings::FromEnv(&FakeGetenv);
   EXPECT_FALSE(s.disable);
   EXPECT_EQ(s.channel_budget, 0);
-  EXPECT_EQ(s.samples, 3);
+  EXPECT_EQ(s.max_batch, 24);
   ASSERT_EQ(s.warnings.size(), 4u);
   EXPECT_EQ(s.warnings[0], "invalid value 'maybe' for CCLTUNE_DISABLE (accepted: 0,1); using the default 0");
   EXPECT_EQ(s.warnings[2], "invalid value '65' for CCLTUNE_CHANNEL_BUDGET (accepted: 0..64); using the default 0");
 }
 
 TEST(Settings, WarningsAreOnePrintableLineWhateverTheValue) {
-  g_env = {{"CCLTUNE_SAMPLES", "3\nCCLTUNE_FAKE=1"},
+  g_env = {{"CCLTUNE_MAX_BATCH", "3\nCCLTUNE_FAKE=1"},
            {"CCLTUNE_DEBUG", "\x1b[31mred\xff"},
            {"CCLTUNE_EXPORT_INTERVAL", std::string(100, '9')}};
   Settings s = Settings::FromEnv(&FakeGetenv);
-  EXPECT_EQ(s.samples, 3);
+  EXPECT_EQ(s.max_batch, 24);
   EXPECT_EQ(s.export_interval_s, 60);
   ASSERT_EQ(s.warnings.size(), 3u);
   EXPECT_EQ(
@@ -75,7 +75,19 @@ TEST(Settings, WarningsAreOnePrintableLineWhateverTheValue) {
   EXPECT_EQ(s.warnings[1], "invalid value '" + std::string(64, '9') +
                                "...' for CCLTUNE_EXPORT_INTERVAL (accepted: 0..86400); using the default 60");
   EXPECT_EQ(s.warnings[2],
-            "invalid value '3\\x0aCCLTUNE_FAKE=1' for CCLTUNE_SAMPLES (accepted: 1..64); using the default 3");
+            "invalid value '3\\x0aCCLTUNE_FAKE=1' for CCLTUNE_MAX_BATCH (accepted: 1..64); using the default 24");
+}
+
+TEST(Settings, TimingOverRanks) {
+  g_env = {};
+  EXPECT_TRUE(Settings::FromEnv(&FakeGetenv).timing_max);
+  g_env = {{"CCLTUNE_TIMING", "MIN"}};
+  EXPECT_FALSE(Settings::FromEnv(&FakeGetenv).timing_max);
+  g_env = {{"CCLTUNE_TIMING", "median"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_TRUE(s.timing_max);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], "invalid value 'median' for CCLTUNE_TIMING (accepted: min,max); using the default max");
 }
 
 TEST(Settings, ExportInterval) {

@@ -81,37 +81,49 @@ TEST(NcclTransport, SyncOpEndsWithAKernelAfterTheCopyAndReturnsTheReducedWords) 
   RecordingDevice dev;
   executor::Stream user = reinterpret_cast<executor::Stream>(0x51);
   {
-    NcclTransport t(&dev, [&](void* buf, void* stream) {
+    std::vector<int> reduced_words;
+    NcclTransport t(&dev, [&](void* buf, int words, void* stream) {
       dev.ops.push_back({"allreduce", buf, 0, stream});
+      reduced_words.push_back(words);
       return ncclSuccess;
     });
     ASSERT_TRUE(t.Init().ok());
     ASSERT_EQ(dev.device_allocs.size(), 1u);
     const char* base = dev.device_allocs[0].first;
-    const size_t payload = coordinator::kPayloadWords * sizeof(uint64_t);
-    const size_t slots_end = NcclTransport::kSlots * payload;
+    const size_t slot_bytes = coordinator::kExtendedWords * sizeof(uint64_t);
+    const size_t slots_end = NcclTransport::kSlots * slot_bytes;
 
     for (uint64_t id = 0; id < 2 * NcclTransport::kSlots; ++id) {
       dev.ops.clear();
-      coordinator::Words w{};
-      for (size_t i = 0; i < w.size(); ++i) w[i] = id * 1000 + i;
-      ASSERT_TRUE(t.Issue(id, w, user).ok());
+      coordinator::Payload p;
+      p.extended = coordinator::ExtendedSync(id);
+      for (size_t i = 0; i < p.base.size(); ++i) p.base[i] = id * 1000 + i;
+      for (size_t i = 0; i < p.samples.size(); ++i) p.samples[i] = id * 7 + i;
+      ASSERT_TRUE(t.Issue(id, p, user).ok());
       // Everything on the user's stream; the user's next kernel follows a memset, never the copy.
       ASSERT_THAT(Names(dev.ops), ElementsAre("h2d", "allreduce", "d2h", "memset", "record"));
       for (const auto& op : dev.ops) EXPECT_EQ(op.stream, user) << op.what;
-      // The memset writes past every slot's payload: it cannot touch a sync op's words.
+      // Base-size syncs copy and reduce 64 words, extended ones 256.
+      EXPECT_EQ(reduced_words.back(), p.words());
+      EXPECT_EQ(dev.ops[0].bytes, static_cast<size_t>(p.words()) * sizeof(uint64_t));
+      // The memset writes past every slot: it cannot touch a sync op's words.
       const char* m = static_cast<const char*>(dev.ops[3].dst);
       EXPECT_GE(m, base + slots_end);
       EXPECT_LE(m + dev.ops[3].bytes, base + dev.device_allocs[0].second);
       // The all-reduce and both copies use this sync's slot.
-      const char* slot = base + (id % NcclTransport::kSlots) * payload;
+      const char* slot = base + (id % NcclTransport::kSlots) * slot_bytes;
       EXPECT_EQ(dev.ops[0].dst, slot);
       EXPECT_EQ(dev.ops[1].dst, slot);
       EXPECT_EQ(dev.ops[2].dst, slot);
-      coordinator::Words out{};
+      coordinator::Payload out;
+      ASSERT_TRUE(*t.Poll(id, &out));
+      EXPECT_EQ(out.base, p.base);
       ASSERT_TRUE(t.Wait(id, &out, absl::Seconds(1)).ok());
-      EXPECT_EQ(out, w);
+      EXPECT_EQ(out.base, p.base);
+      EXPECT_EQ(out.extended, p.extended);
+      if (p.extended) EXPECT_EQ(out.samples, p.samples);
     }
+    EXPECT_EQ(reduced_words.front(), coordinator::kPayloadWords);  // sync 0: the agreement point, base size
   }
 }
 

@@ -6,6 +6,8 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -131,6 +133,85 @@ TEST(Sim, TunesAndConvergesInLockstep) {
       EXPECT_GT(s.samples, 0);
       EXPECT_NE(s.validSubspaces, 0u);
       if (s.config.algorithm >= 0) EXPECT_LT(s.tunedUs, s.defaultUs);
+    }
+  }
+  if (api().sim_mismatches) EXPECT_EQ(api().sim_mismatches(), 0);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// One call of `coll` of `bytes` (the bytes the user passes: per rank for all-gather's send side).
+void Collective(ncclComm_t comm, int coll, size_t bytes, Buffers& b) {
+  const size_t count = bytes / sizeof(float);
+  switch (coll) {
+    case 2:  // all-gather: count per rank
+      ASSERT_EQ(ncclAllGather(b.send.data(), b.recv.data(), count, ncclFloat32, comm, nullptr), ncclSuccess);
+      break;
+    case 3:  // reduce-scatter: count per rank
+      ASSERT_EQ(ncclReduceScatter(b.send.data(), b.recv.data(), count, ncclFloat32, ncclSum, comm, nullptr),
+                ncclSuccess);
+      break;
+    default:
+      ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+  }
+}
+
+// A training loop: every iteration runs each workload TRAIN_REPEAT times, then synchronises the host
+// (the loss). Workloads: 16 size classes (all-reduce, all-gather and reduce-scatter at several sizes),
+// plus, with TRAIN_BUCKETS=N, N DDP-style gradient buckets of one size class (all-reduces of 20-30 MB
+// floats, one each per iteration). Every workload must converge within TRAIN_MAX_ITERS iterations; the
+// iteration at which all did is printed. The buckets must end on one config (one search).
+TEST(Sim, TrainingLoopConverges) {
+  ASSERT_TRUE(api().present()) << "run with LD_PRELOAD=libccltune.so";
+  ASSERT_NE(api().summary, nullptr);
+  const int repeat = std::max(1, atoi(Env("TRAIN_REPEAT")));
+  const int max_iters = std::max(1, atoi(Env("TRAIN_MAX_ITERS")));
+  const int buckets = atoi(Env("TRAIN_BUCKETS"));
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  struct W {
+    int coll;
+    size_t bytes;
+  };
+  std::vector<W> ws;
+  for (size_t kib : {64, 128, 256, 512, 1024, 2048}) ws.push_back({4, kib << 10});
+  for (size_t kib : {64, 256, 1024, 4096, 16384}) ws.push_back({2, kib << 10});
+  for (size_t kib : {64, 256, 1024, 4096, 16384}) ws.push_back({3, kib << 10});
+  const size_t n_classes = ws.size();
+  for (int b = 0; b < buckets; ++b) ws.push_back({4, (20u << 20) + static_cast<size_t>(b) * (3u << 20)});
+  size_t largest = 0;
+  for (const W& w : ws) largest = std::max(largest, w.bytes);
+  // Reduce-scatter reads count x ranks elements, all-gather writes them.
+  Buffers buf(largest / sizeof(float) * static_cast<size_t>(g_size));
+  int converged_at = 0;
+  for (int it = 1; it <= 4 * max_iters && converged_at == 0; ++it) {
+    for (const W& w : ws)
+      for (int r = 0; r < repeat; ++r) Collective(comm, w.coll, w.bytes, buf);
+    MPI_Barrier(MPI_COMM_WORLD);  // the loss: the host waits once per iteration
+    ccltuneSummary_t sum{};
+    ASSERT_EQ(api().summary(&sum), ccltuneSuccess);
+    int all = sum.workloads == static_cast<int>(ws.size()) && sum.converged == sum.workloads ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all) converged_at = it;
+  }
+  if (g_rank == 0) {
+    std::printf(
+        "[ training loop ] %zu workloads (%zu classes + %d buckets), each %d per iteration: all converged "
+        "at iteration %d (limit %d)\n",
+        ws.size(), n_classes, buckets, repeat, converged_at, max_iters);
+  }
+  EXPECT_GT(converged_at, 0) << "not every workload converged";
+  EXPECT_LE(converged_at, max_iters);
+  if (g_rank == 0 && buckets > 1) {
+    std::vector<ccltuneWorkloadStats_t> all(64);
+    int count = 0;
+    ASSERT_EQ(api().list(comm, all.data(), 64, &count), ccltuneSuccess);
+    std::vector<ccltuneConfig_t> bucket_configs;
+    for (int i = 0; i < count; ++i)
+      if (all[i].bytes >= (16u << 20) && all[i].collective == 4) bucket_configs.push_back(all[i].config);
+    ASSERT_EQ(static_cast<int>(bucket_configs.size()), buckets);
+    for (const ccltuneConfig_t& c : bucket_configs) {
+      EXPECT_EQ(c.algorithm, bucket_configs[0].algorithm);
+      EXPECT_EQ(c.protocol, bucket_configs[0].protocol);
+      EXPECT_EQ(c.channels, bucket_configs[0].channels);
     }
   }
   if (api().sim_mismatches) EXPECT_EQ(api().sim_mismatches(), 0);

@@ -12,18 +12,14 @@
 #include <tuple>
 #include <utility>
 
+#include "channels.hpp"
+#include "noise_model.hpp"
+#include "rng.hpp"
+
 namespace simnccl {
 
 namespace {
 const char* kCollNames[kNumColls] = {"broadcast", "reduce", "all_gather", "reduce_scatter", "all_reduce"};
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double Uniform(uint64_t h) { return ((h >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
 }  // namespace
 
 const char* CollName(int coll) { return coll >= 0 && coll < kNumColls ? kCollNames[coll] : "unknown"; }
@@ -165,8 +161,12 @@ class TableModel : public Model {
   struct CollData {
     std::map<std::tuple<int, int, int>, Curve> forced;  // (algo, proto, nc)
     Curve def, def32;
+    std::map<double, std::pair<int, int>> defaultRan;  // bytes -> (algo, proto) NCCL's default ran, when recorded
   };
   CollData data[kNumColls];
+  RecordedMachine machine;
+
+  RecordedMachine Machine() const override { return machine; }
 
   bool Valid(int coll, int algo, int proto) const override {
     for (auto& [k, c] : data[coll].forced)
@@ -233,6 +233,21 @@ class TableModel : public Model {
   }
 
   Config DefaultConfig(int coll, size_t nBytes, int nranks, int budget) const override {
+    const auto& ran = data[coll].defaultRan;
+    if (!ran.empty()) {
+      // What NCCL's default ran at the recorded size nearest in log scale, on the channels NCCL gives it (float32
+      // elements, as recorded).
+      auto it = ran.lower_bound((double)nBytes);
+      if (it == ran.end() ||
+          (it != ran.begin() && std::log(it->first / nBytes) > std::log(nBytes / std::prev(it)->first)))
+        it = std::prev(it);
+      Config d;
+      d.algo = it->second.first, d.proto = it->second.second;
+      const size_t perRank = coll == kAllGather || coll == kReduceScatter ? (size_t)std::max(nranks, 1) : 1;
+      const size_t count = std::max<size_t>(1, nBytes / 4 / perRank);
+      d.nc = ChannelsRun(coll, count, 4, nranks, d.algo, d.proto, 0, budget, 22809, machine.ringSimpleThreads);
+      return d;
+    }
     // The forced pair whose time at the full budget is closest to the default row: NCCL's likely own pick.
     const Curve& c = budget >= 32 && !data[coll].def32.empty() ? data[coll].def32 : data[coll].def;
     double target = c.empty() ? 0 : Interp(c, nBytes);
@@ -283,6 +298,7 @@ class InterferenceModel : public Model {
   void CostTable(int coll, size_t nBytes, int nranks, int budget, float table[kNumAlgos][kNumProtos]) const override {
     base_->CostTable(coll, nBytes, nranks, budget, table);
   }
+  RecordedMachine Machine() const override { return base_->Machine(); }
 
  private:
   double Factor(int nc) const { return 1 + level_ * nc / kInterferenceChannels; }
@@ -311,10 +327,27 @@ std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err)
   }
   auto m = std::make_unique<TableModel>();
   std::string line;
-  int lineNo = 0, rows = 0;
+  int lineNo = 0, rows = 0, channelsRun = 0;
+  bool channelTruth = false;
   while (std::getline(in, line)) {
     lineNo++;
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      // ccltune-bench's landscape header and alias lines (bench/landscape.hpp).
+      int n = 0;
+      char ran[64];
+      if (std::sscanf(line.c_str(), "# ranks %d", &n) == 1) m->machine.ranks = n;
+      if (line.rfind("# environment", 0) == 0 && line.find("NCCL_HOSTID=") != std::string::npos)
+        m->machine.ringSimpleThreads = kRingSimpleThreadsPcie;
+      int algo = -1, proto = -1, nc = 0;
+      if (const size_t at = line.find("(NCCL ran "); line.rfind("# alias ", 0) == 0 && at != std::string::npos &&
+                                                     std::sscanf(line.c_str() + at, "(NCCL ran %63[^)])", ran) == 1 &&
+                                                     ParseRan(ran, &algo, &proto, &nc)) {
+        channelTruth = true;
+        channelsRun = std::max(channelsRun, nc);
+      }
+      continue;
+    }
     std::istringstream ls(line);
     std::string coll, cfg;
     double bytes, us, busbw;
@@ -337,6 +370,7 @@ std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err)
     } else if (std::sscanf(cfg.c_str(), "a%d.p%d.nc%d", &a, &p, &nc) == 3 && a >= 0 && a < kNumAlgos && p >= 0 &&
                p < kNumProtos && nc > 0) {
       m->data[c].forced[{a, p, nc}][bytes] = us;
+      channelsRun = std::max(channelsRun, nc);
     } else {
       *err = path + ":" + std::to_string(lineNo) + ": unknown config '" + cfg + "'";
       return nullptr;
@@ -347,6 +381,25 @@ std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err)
     *err = "model file " + path + " has no rows";
     return nullptr;
   }
+  // The recorded calls beside a landscape table: what NCCL's default ran (`collective bytes config round pos seq
+  // min_us max_us ran`, ran = algo/proto/ncN).
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".txt") == 0) {
+    std::ifstream samples(path.substr(0, path.size() - 4) + ".samples");
+    while (samples && std::getline(samples, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      std::string coll, cfg, round, pos, seq, lo, hi, ran;
+      double bytes = 0;
+      if (!(ls >> coll >> bytes >> cfg >> round >> pos >> seq >> lo >> hi >> ran)) continue;
+      const int c = CollFromName(coll);
+      int algo = -1, proto = -1, nc = 0;
+      if (c < 0 || !ParseRan(ran, &algo, &proto, &nc)) continue;
+      channelTruth = true;
+      channelsRun = std::max(channelsRun, nc);
+      if (cfg == "default") m->data[c].defaultRan[bytes] = {algo, proto};
+    }
+  }
+  if (channelTruth) m->machine.channels = std::min(channelsRun, kMaxChannels);
   return m;
 }
 

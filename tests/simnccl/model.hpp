@@ -29,6 +29,13 @@ struct Config {
   size_t chunk = 0;  // per-slice chunk; 0 = protocol default
 };
 
+// What a table recorded on a machine says about it (0: not known; the simulated NCCL's settings apply).
+struct RecordedMachine {
+  int ranks = 0;     // the `# ranks N` header line
+  int channels = 0;  // the communicator's channels: the most any recorded run used (tables with channel truth only)
+  int ringSimpleThreads = 512;  // 256 when each rank was its own host (`NCCL_HOSTID` in the `# environment` line)
+};
+
 // One model instance per process. nBytes is NCCL's nBytes (allgather: total output; reducescatter: total input).
 class Model {
  public:
@@ -44,6 +51,8 @@ class Model {
   }
   // The cost estimate handed to the plugin (µs; -1 for invalid pairs). Its argmin is DefaultConfig's pair.
   virtual void CostTable(int coll, size_t nBytes, int nranks, int budget, float table[kNumAlgos][kNumProtos]) const = 0;
+  // The machine a recorded table comes from; the built-in model's is all defaults.
+  virtual RecordedMachine Machine() const { return {}; }
 
   struct Best {
     Config cfg;
@@ -54,7 +63,11 @@ class Model {
 };
 
 std::unique_ptr<Model> MakeBuiltinModel();
-// Loads a table file; returns nullptr and sets *err on failure.
+// Loads a table file; returns nullptr and sets *err on failure. A table written by ccltune-bench's landscape mode
+// (tests/data/landscapes) also gives, from its comment lines, the machine it was recorded on (RecordedMachine) and
+// its `# alias` lines; and from the `.samples` file beside it (PATH with .txt replaced), what NCCL's default ran:
+// DefaultConfig returns that algorithm and protocol (at the nearest recorded size) and the cost table's argmin
+// points at it.
 std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err);
 
 // The interference knob (DESIGN §8): a compute load sharing the GPU that takes `level` (0 <= level < 1) of its

@@ -350,8 +350,16 @@ static void ModePlugin(ncclComm_t comm) {
   NCCLOK(ncclAllReduce(a.data(), ra.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr));
   CHECK(stats->collInfos == 1 && stats->lastNumPipeOps == 1 && stats->lastNBytes == 4000, "ungrouped call");
   CHECK(stats->lastValidMask == 0x3f, "allreduce valid mask 0x%lx (Tree,Ring x LL,LL128,Simple)", stats->lastValidMask);
-  CHECK(stats->chunkCalls == (v6 ? 2 : 0), "getChunkSize calls %ld (one per slice of 2 channels)", stats->chunkCalls);
-  if (v6) CHECK(stats->lastChunkNBytes == 2000, "slice bytes %lu", stats->lastChunkNBytes);
+  // 4000 bytes are below one channel's minimum traffic: the task runs on one channel, one getChunkSize call.
+  CHECK(stats->chunkCalls == (v6 ? 1 : 0), "getChunkSize calls %ld (one channel)", stats->chunkCalls);
+  if (v6) CHECK(stats->lastChunkNBytes == 4000, "slice bytes %lu", stats->lastChunkNBytes);
+  // 256 KiB spread over both channels: first and last channel, 128 KiB each, a call for each.
+  std::vector<float> quarter(1 << 16, 1), rquarter(1 << 16);
+  long chunkBefore = stats->chunkCalls;
+  NCCLOK(ncclAllReduce(quarter.data(), rquarter.data(), quarter.size(), ncclFloat32, ncclSum, comm, nullptr));
+  CHECK(stats->chunkCalls - chunkBefore == (v6 ? 2 : 0), "getChunkSize calls %ld (two channels)",
+        stats->chunkCalls - chunkBefore);
+  if (v6) CHECK(stats->lastChunkNBytes == 131072, "slice bytes %lu", stats->lastChunkNBytes);
   NCCLOK(ncclAllGather(a.data(), g.data(), 10, ncclFloat32, comm, nullptr));
   CHECK(stats->lastValidMask == 0x38 && stats->lastNBytes == 40ul * gSize && stats->lastFunc == 2,
         "allgather mask 0x%lx nBytes %lu", stats->lastValidMask, stats->lastNBytes);
@@ -394,7 +402,9 @@ static void ModeTable(ncclComm_t comm) {
 }
 
 static void ModeMismatch(ncclComm_t comm) {
-  std::vector<float> a(1000, 1), b(1000);
+  // 1 MiB: enough traffic that 3 and 4 requested channels really run on 3 and 4 (a small message would run on one
+  // channel either way, and the difference would not exist).
+  std::vector<float> a(1 << 18, 1), b(1 << 18);
   for (int i = 0; i < 10; i++) NCCLOK(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr));
   std::printf("rank %d: mismatch run finished without being stopped\n", gRank);
 }

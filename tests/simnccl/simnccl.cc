@@ -1,7 +1,8 @@
 // simnccl: a stand-in libnccl.so.2 for N processes on one host (DESIGN.md §8). Ranks are processes sharing a POSIX
 // shared-memory segment per communicator; collectives run synchronously on the host with real data movement
-// (through bounded staging), tuner plugins are loaded and called as NCCL 2.28/2.30 does, time is virtual (model.hpp)
-// and every collective's chosen configuration is compared across ranks.
+// (through bounded staging), tuner and profiler plugins are loaded and called as NCCL 2.28/2.30 does
+// (profiler_host.hpp), collectives run on the channels NCCL's planner gives them (channels.hpp), time is virtual
+// (model.hpp) and every collective's configuration is compared across ranks.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -26,15 +27,22 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "channels.hpp"
 #include "model.hpp"
+#include "noise_model.hpp"
+#include "plugin_support.hpp"
+#include "profiler_host.hpp"
 #include "tuner_abi.h"
 
 namespace {
+
+using simnccl::CallPlugin;
 
 constexpr int kMaxRanks = 64;
 constexpr uint32_t kMagic = 0x51ec1a55;
@@ -45,10 +53,11 @@ struct Settings {
   double timeoutS = 120;
   enum { kFirst, kAlways, kNever, kRequested } move = kFirst;
   int channels = 24;
+  bool channelsSet = false;  // SIMNCCL_CHANNELS given (else a recorded table's channels, or 24)
   double noise = 0.04;
   unsigned long long seed = 1;
   size_t stageBytes = 2 << 20;
-  std::string trace, modelFile;
+  std::string trace, modelFile, noiseModelFile;
   // Drift: from call driftAfter of each communicator on, durations (of algorithm driftAlgo only, or of
   // every algorithm when -1) are multiplied by driftFactor: a landscape that jumps mid-run.
   uint64_t driftAfter = 0;
@@ -74,7 +83,8 @@ struct Settings {
         std::fprintf(stderr, "simnccl: WARN SIMNCCL_MOVE_DATA=%s invalid (first|always|never|requested); using first\n",
                      v);
     }
-    if (auto v = Get("SIMNCCL_CHANNELS")) channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels);
+    if (auto v = Get("SIMNCCL_CHANNELS"))
+      channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels), channelsSet = true;
     if (auto v = Get("SIMNCCL_NOISE")) {
       noise = std::atof(v);
       if (noise < 0.03) {
@@ -87,6 +97,7 @@ struct Settings {
     stageBytes = (stageBytes + 4095) / 4096 * 4096;
     if (auto v = Get("SIMNCCL_TRACE")) trace = v;
     if (auto v = Get("SIMNCCL_MODEL_FILE")) modelFile = v;
+    if (auto v = Get("SIMNCCL_NOISE_MODEL")) noiseModelFile = v;
     if (auto v = Get("SIMNCCL_DRIFT")) {
       unsigned long long after = 0;
       double factor = 0;
@@ -157,42 +168,31 @@ struct TunerPlugin {
   ncclTuner_v6_t* v6 = nullptr;
 };
 
-// Every call into the tuner plugin goes through CallPlugin. A plugin declares the ABI from its own copy of
-// the header, as real NCCL plugins do (ccltune's src/tuner_abi.h names its types ccltune* and passes the
-// collective as int where this header has the ncclFunc_t enum), so the C++ function types differ by name
-// while the C ABI is the same (abi_compat_check.cc checks that at compile time). clang's
-// -fsanitize=function compares those names and would report every plugin call of the sanitizer builds:
-// it is off here, and only here.
-#if defined(__clang__)
-#define SIMNCCL_NO_SANITIZE_FUNCTION __attribute__((no_sanitize("function")))
-#else
-#define SIMNCCL_NO_SANITIZE_FUNCTION
-#endif
-template <typename Fn, typename... Args>
-SIMNCCL_NO_SANITIZE_FUNCTION ncclResult_t CallPlugin(Fn fn, Args... args) {
-  return fn(args...);
-}
-
-void TunerLog(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  if (level > NCCL_LOG_WARN && !std::getenv("SIMNCCL_DEBUG")) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::fprintf(stderr, "simnccl: tuner %s:%d: ", file ? file : "?", line);
-  std::vfprintf(stderr, fmt, ap);
-  std::fprintf(stderr, "\n");
-  va_end(ap);
-}
-
 // The one per-process runtime object.
 struct Runtime {
   Settings env;
   std::unique_ptr<simnccl::Model> model;
+  simnccl::RecordedMachine machine;              // the model's recorded machine (all defaults for the built-in one)
+  std::unique_ptr<simnccl::FittedNoise> fitted;  // SIMNCCL_NOISE_MODEL's noise, else the lognormal SIMNCCL_NOISE
   std::mutex mu;
   bool tunerLoaded = false;
   TunerPlugin tuner;
+  std::unique_ptr<simnccl::ProfilerHost> profiler;
   FILE* trace = nullptr;
   std::atomic<long long> movedCalls{0}, mismatches{0};
   double clockUs = 0;
+  double lastModelUs = 0;      // the model's time (before noise) of the last collective this process ran
+  simnccl::Config lastConfig;  // what the last collective ran (algorithm, protocol, channels run)
+  // Fitted noise: this rank's lag after its last collective, added to the clock at the first clock read after it or
+  // at the next launch, whichever comes first (noise_model.hpp).
+  double pendingLagUs = 0;
+  // Fitted noise's slow periods belong to the process, not to a communicator (on a real machine a slow
+  // stretch - clocks, the proxy thread, a neighbour on the GPU - hits every communicator the rank runs): their
+  // blocks count this process's collectives on every communicator, drawn with kProcessNoiseKey.
+  uint64_t collectives = 0;
+  uint64_t noiseBlock = UINT64_MAX;  // the block of collectives noiseFactors belong to
+  simnccl::FittedNoise::BlockFactors noiseFactors;
+  void ApplyPendingLag() { clockUs += pendingLagUs, pendingLagUs = 0; }
   std::vector<std::pair<ncclDataType_t, double>> preMul;  // index = op - ncclNumOps
   std::vector<const void*> preMulDevPtr;
 
@@ -208,7 +208,21 @@ struct Runtime {
       model = simnccl::MakeBuiltinModel();
     }
     model = simnccl::WithInterference(std::move(model), env.interference);
+    machine = model->Machine();
+    if (!env.channelsSet && machine.channels > 0) env.channels = machine.channels;  // the recorded communicator's
+    if (!env.noiseModelFile.empty()) {
+      simnccl::NoiseParams p;
+      std::string err;
+      if (!simnccl::LoadNoiseParams(env.noiseModelFile, &p, &err)) {
+        std::fprintf(stderr, "simnccl: SIMNCCL_NOISE_MODEL: %s\n", err.c_str());
+        std::exit(2);
+      }
+      fitted = std::make_unique<simnccl::FittedNoise>(std::move(p));
+    }
     if (!env.trace.empty()) trace = std::fopen(env.trace.c_str(), "a");
+    simnccl::ProfilerHost::TraceFn traceFn;
+    if (trace) traceFn = [this](const std::string& line) { Trace("%s", line.c_str()); };
+    profiler = std::make_unique<simnccl::ProfilerHost>(env.version, std::move(traceFn));
   }
 
   void LoadTunerOnce() {
@@ -217,21 +231,12 @@ struct Runtime {
     tunerLoaded = true;
     const char* name = std::getenv("NCCL_TUNER_PLUGIN");
     if (name && strcasecmp(name, "none") == 0) return;
-    void* lib = nullptr;
     std::string tried;
-    if (!name) {
-      lib = dlopen("libnccl-tuner.so", RTLD_NOW | RTLD_LOCAL);
-    } else {
-      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      tried = name;
-      if (!lib) {
-        std::string alt = std::string("libnccl-tuner-") + name + ".so";
-        lib = dlopen(alt.c_str(), RTLD_NOW | RTLD_LOCAL);
-        tried += " or " + alt;
-      }
-      if (!lib) std::fprintf(stderr, "simnccl: WARN NCCL_TUNER_PLUGIN: could not load %s; no tuner\n", tried.c_str());
+    void* lib = simnccl::OpenPluginLib("libnccl-tuner", name, &tried);
+    if (!lib) {
+      if (name) std::fprintf(stderr, "simnccl: WARN NCCL_TUNER_PLUGIN: could not load %s; no tuner\n", tried.c_str());
+      return;
     }
-    if (!lib) return;
     if (env.version >= 23000) tuner.v6 = (ncclTuner_v6_t*)dlsym(lib, "ncclTunerPlugin_v6");
     if (tuner.v6) {
       tuner.version = 6, tuner.name = tuner.v6->name;
@@ -291,6 +296,8 @@ struct ncclComm {
   uint64_t noiseKey = 0;  // rank 0's communicator ordinal: reproducible across runs, unlike the name
   int splitCount = 0;
   void* tunerCtx = nullptr;
+  std::optional<std::string> commName;  // ncclConfig_t's commName (a split without a config: its parent's)
+  simnccl::ProfilerComm prof;
   std::set<uint64_t> seenKeys;
   std::vector<uint64_t> sendCount, recvCount;  // per peer, for mailbox matching
 
@@ -362,7 +369,13 @@ uint64_t Fnv(const void* p, size_t n, uint64_t h = 1469598103934665603ULL) {
   return h;
 }
 
-ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int rank, const ncclConfig_t* config) {
+std::optional<std::string> ConfigCommName(const ncclConfig_t* config) {
+  if (!config || !config->commName) return std::nullopt;  // NCCL_CONFIG_UNDEF_PTR is NULL
+  return std::string(config->commName);
+}
+
+ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int rank, const ncclConfig_t* config,
+                    const std::optional<std::string>& commName) {
   if (nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks)
     return Fail(ncclInvalidArgument, "ncclCommInitRank: invalid nranks %d / rank %d (max %d ranks)", nranks, rank,
                 kMaxRanks);
@@ -445,19 +458,32 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   if (minC > 0) budget = std::max(budget, std::min(minC, simnccl::kMaxChannels));
   if (maxC > 0) budget = std::min(budget, maxC);
   comm->budget = std::clamp(budget, 1, simnccl::kMaxChannels);
+  comm->commName = commName;
+  if (rank == 0 && nranks > 1 && rt.machine.ranks > 0 && rt.machine.ranks != nranks)
+    std::fprintf(stderr,
+                 "simnccl: WARN SIMNCCL_MODEL_FILE was recorded on %d ranks; this communicator has %d (its times are "
+                 "used as they are)\n",
+                 rt.machine.ranks, nranks);
+  if (rank == 0 && nranks > 1 && rt.fitted && rt.fitted->Params().ranks != nranks)
+    std::fprintf(stderr,
+                 "simnccl: WARN SIMNCCL_NOISE_MODEL was fitted on %d ranks; this communicator has %d (each rank lags "
+                 "as fitted, so the spread over ranks is not the recorded one)\n",
+                 rt.fitted->Params().ranks, nranks);
 
+  // As in NCCL's init: the profiler plugin's init, then the tuner's.
+  rt.profiler->InitComm(&comm->prof, comm->hash, comm->commName ? comm->commName->c_str() : nullptr, nranks, rank);
   TunerPlugin& t = rt.tuner;
   ncclResult_t rc = ncclSuccess;
   if (t.version == 6) {
     ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
     ncclTunerConstants_v5_t consts{};
-    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, 1, simnccl::PluginLog, &nvl, &consts);
   } else if (t.version == 5) {
     ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
     ncclTunerConstants_v5_t consts{};
-    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, 1, TunerLog, &nvl, &consts);
+    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, 1, simnccl::PluginLog, &nvl, &consts);
   } else if (t.version == 4) {
-    rc = CallPlugin(t.v4->init, nranks, 1, TunerLog, &comm->tunerCtx);
+    rc = CallPlugin(t.v4->init, nranks, 1, simnccl::PluginLog, &comm->tunerCtx);
   }
   if (rc != ncclSuccess) return Fail(rc, "tuner plugin %s init failed (%d)", t.name, (int)rc);
   *out = comm;
@@ -472,6 +498,7 @@ void Release(ncclComm* comm, bool callFinalize) {
     if (t.version == 5) CallPlugin(t.v5->finalize, comm->tunerCtx);
     if (t.version == 4) CallPlugin(t.v4->destroy, comm->tunerCtx);
   }
+  if (callFinalize) RT().profiler->FinalizeComm(&comm->prof);  // after the tuner's, as in NCCL's commFree
   comm->hdr->released.fetch_add(1);
   munmap(comm->hdr, comm->mapBytes);
   delete comm;
@@ -705,9 +732,15 @@ struct Task {
   ncclRedOp_t op = ncclSum;
   int root = 0, peer = 0;
   ncclComm* comm = nullptr;
-  // Filled by the tuning step.
-  simnccl::Config cfg;
-  std::vector<uint64_t> chunks;
+  void* stream = nullptr;
+  simnccl::ProfilerTag prof;  // from its API events
+  // Filled by the tuning step and the planner.
+  simnccl::Config cfg;  // cfg.nc: the channels it really runs on
+  int asked = 0;        // the tuner's nChannels (0: none asked)
+  int nWarps = 0;
+  bool overridden = false;  // the tuner changed anything: the model times the config, not NCCL's default
+  simnccl::ChannelSpan span;
+  std::vector<uint64_t> chunks;  // one per channel it runs on (one entry without tuner v6)
   double durUs = 0;
   size_t traffic = 0;
 };
@@ -726,6 +759,10 @@ size_t Traffic(const Task& t) {
   if (t.coll == simnccl::kAllGather || t.coll == simnccl::kReduceScatter) return b * t.comm->nranks;
   return b;
 }
+// The task as NCCL's planner holds it (allgather and broadcast in bytes), with its protocol and channel bound.
+simnccl::ChannelTask PlannerTask(const Task& t) {
+  return simnccl::MakeChannelTask(t.coll, t.count, TypeSize(t.dtype), t.cfg.proto, t.cfg.nc);
+}
 
 // NCCL's task sorter bins a task's traffic in units of 1 KiB (capped at 1 GiB) on a scale with four bins per power
 // of two: below 4 units the bin is the unit count, from there on it is 4 * (log2 - 1) plus the two bits below the
@@ -737,72 +774,106 @@ uint32_t SorterBin(size_t traffic) {
   return static_cast<uint32_t>(log2 - 1) * 4 + ((units >> (log2 - 2)) & 3u);
 }
 
-// One tuning decision for a bin, exactly where NCCL makes it: cost table, getCollInfo, nChannels, getChunkSize.
-ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, simnccl::Config* cfg,
-                    std::vector<uint64_t>* chunks, double* durUs) {
+// What getAlgoInfo decides for a bin of tasks: algorithm, protocol, the channel bound the planner gets (the
+// tuner's nChannels, not clamped, or NCCL's own choice) and the warps.
+struct Decision {
+  simnccl::Config cfg;  // cfg.nc: the channel bound
+  int asked = 0;        // the tuner's nChannels
+  int nWarps = 0;
+  bool overridden = false;
+};
+
+// One tuning decision for a bin, exactly where NCCL makes it: cost table, getCollInfo (unless !callTuner), then
+// NCCL's own choice for what the tuner left open.
+ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, bool callTuner, Decision* d) {
   Runtime& rt = RT();
   const simnccl::Model& m = *rt.model;
   float table[simnccl::kNumAlgos][simnccl::kNumProtos], orig[simnccl::kNumAlgos][simnccl::kNumProtos];
   m.CostTable(coll, nBytes, comm->nranks, comm->budget, table);
   std::memcpy(orig, table, sizeof table);
-  simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
-  *cfg = def;
-  chunks->assign(1, simnccl::ProtoDefaultChunk(def.proto));
-  TunerPlugin& t = rt.tuner;
+  const simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
+  *d = Decision{};
+  d->cfg.algo = def.algo, d->cfg.proto = def.proto;
   // A one-rank communicator's collectives are a local copy in NCCL, launched without the tuner (recorded on 2xH200
-  // with NCCL 2.28.9: the 1-rank communicators of a split make no getCollInfo call).
-  if (t.version == 0 || !comm->tunerCtx || comm->nranks == 1) {
-    *durUs = m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
-    return ncclSuccess;
-  }
+  // with NCCL 2.28.9: the 1-rank communicators of a split make no getCollInfo call) and on no channel.
+  if (comm->nranks == 1) return ncclSuccess;
+  TunerPlugin& t = rt.tuner;
   int nChannels = 0;
-  ncclResult_t rc;
-  auto fn = t.version == 6 ? t.v6->getCollInfo : t.version == 5 ? t.v5->getCollInfo : t.v4->getCollInfo;
-  rc = CallPlugin(fn, comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table, simnccl::kNumAlgos,
-                  simnccl::kNumProtos, 0, &nChannels);
-  unsigned validMask = 0;
-  for (int a = 0; a < simnccl::kNumAlgos; a++)
-    for (int p = 0; p < simnccl::kNumProtos; p++)
-      if (orig[a][p] >= 0) validMask |= 1u << (a * simnccl::kNumProtos + p);
-  if (rc != ncclSuccess) {
-    rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> error %d", coll, nBytes, numPipeOps, validMask,
-             (int)rc);
-    return Fail(rc, "tuner getCollInfo returned %d: the collective fails, as in NCCL", (int)rc);
-  }
-  bool overridden = std::memcmp(orig, table, sizeof table) != 0 || nChannels != 0;
-  float best = INFINITY;
-  for (int a = 0; a < simnccl::kNumAlgos; a++)
-    for (int p = 0; p < simnccl::kNumProtos; p++)
-      if (table[a][p] >= 0 && table[a][p] < best) best = table[a][p], cfg->algo = a, cfg->proto = p;
-  cfg->nc = nChannels > 0 ? std::min(nChannels, comm->budget) : def.nc;
-  size_t defChunk = simnccl::ProtoDefaultChunk(cfg->proto);
-  chunks->assign(1, defChunk);
-  rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> algo %d proto %d nChannels %d (ran %d)", coll,
-           nBytes, numPipeOps, validMask, cfg->algo, cfg->proto, nChannels, cfg->nc);
-  if (t.version == 6 && t.v6->getChunkSize) {
-    chunks->clear();
-    for (int s = 0; s < cfg->nc; s++) {
-      size_t slice = nBytes / cfg->nc + ((size_t)s < nBytes % cfg->nc ? 1 : 0);
-      size_t chunk = defChunk;
-      rc = CallPlugin(t.v6->getChunkSize, comm->tunerCtx, (ncclFunc_t)coll, slice, cfg->algo, cfg->proto, 1, &chunk);
-      if (rc != ncclSuccess) return Fail(rc, "tuner getChunkSize returned %d: the collective fails", (int)rc);
-      chunk = std::min(chunk, simnccl::ProtoMaxChunk(cfg->proto));
-      rt.Trace("getChunkSize func %d nBytes %zu algo %d proto %d nChannels 1 -> chunk %zu", coll, slice, cfg->algo,
-               cfg->proto, chunk);
-      if (chunk < simnccl::ProtoGrain(cfg->proto)) {
-        std::fprintf(stderr,
-                     "simnccl: ERROR tuner chunk size %zu is below protocol %d's grain %zu: real NCCL would divide "
-                     "by zero here\n",
-                     chunk, cfg->proto, simnccl::ProtoGrain(cfg->proto));
-        return Fail(ncclInternalError, "tuner chunk size %zu below grain", chunk);
-      }
-      if (chunk != defChunk) overridden = true;
-      chunks->push_back(chunk);
+  if (callTuner && t.version != 0 && comm->tunerCtx) {
+    auto fn = t.version == 6 ? t.v6->getCollInfo : t.version == 5 ? t.v5->getCollInfo : t.v4->getCollInfo;
+    const ncclResult_t rc = CallPlugin(fn, comm->tunerCtx, (ncclFunc_t)coll, nBytes, numPipeOps, (float**)table,
+                                       simnccl::kNumAlgos, simnccl::kNumProtos, 0, &nChannels);
+    unsigned validMask = 0;
+    for (int a = 0; a < simnccl::kNumAlgos; a++)
+      for (int p = 0; p < simnccl::kNumProtos; p++)
+        if (orig[a][p] >= 0) validMask |= 1u << (a * simnccl::kNumProtos + p);
+    if (rc != ncclSuccess) {
+      rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> error %d", coll, nBytes, numPipeOps,
+               validMask, (int)rc);
+      return Fail(rc, "tuner getCollInfo returned %d: the collective fails, as in NCCL", (int)rc);
     }
+    float best = INFINITY;
+    for (int a = 0; a < simnccl::kNumAlgos; a++)
+      for (int p = 0; p < simnccl::kNumProtos; p++)
+        if (table[a][p] >= 0 && table[a][p] < best) best = table[a][p], d->cfg.algo = a, d->cfg.proto = p;
+    rt.Trace("getCollInfo func %d nBytes %zu numPipeOps %d valid 0x%x -> algo %d proto %d nChannels %d", coll, nBytes,
+             numPipeOps, validMask, d->cfg.algo, d->cfg.proto, nChannels);
+    if (nChannels < 0)
+      return Fail(ncclInvalidArgument, "tuner nChannels %d is negative: real NCCL would plan garbage", nChannels);
+    d->overridden = std::memcmp(orig, table, sizeof table) != 0 || nChannels != 0;
   }
-  cfg->chunk = chunks->empty() ? 0 : (*chunks)[0];
-  *durUs = overridden ? m.Duration(coll, nBytes, comm->nranks, *cfg, comm->budget)
-                      : m.DefaultDuration(coll, nBytes, comm->nranks, comm->budget);
+  const simnccl::AlgoChannels own = simnccl::NcclAlgoChannels(d->cfg.algo, d->cfg.proto, nBytes, comm->nranks,
+                                                              comm->budget, rt.machine.ringSimpleThreads);
+  d->cfg.nc = nChannels != 0 ? nChannels : own.nMaxChannels;  // NCCL keeps the tuner's bound as it is
+  d->asked = nChannels;
+  d->nWarps = own.nWarps;
+  return ncclSuccess;
+}
+
+// Tuner v6's chunk sizes for a planned task, called where NCCL calls them (calcCollChunking, once per part of the
+// task's channel span: first channel, last channel, middle channels, each with that channel's bytes and
+// nChannels 1). Without tuner v6 the protocol's default chunk.
+ncclResult_t ChunkSizes(Task* task) {
+  Runtime& rt = RT();
+  ncclComm* comm = task->comm;
+  const int proto = task->cfg.proto;
+  const size_t defChunk = simnccl::ProtoDefaultChunk(proto);
+  task->chunks.assign(1, defChunk);
+  TunerPlugin& t = rt.tuner;
+  if (t.version != 6 || !t.v6->getChunkSize || !comm->tunerCtx || comm->nranks == 1) return ncclSuccess;
+  const simnccl::ChannelTask pt = PlannerTask(*task);
+  const size_t bytesPerElement =
+      pt.elemSize * (task->coll == simnccl::kAllGather || task->coll == simnccl::kReduceScatter ? comm->nranks : 1);
+  auto ask = [&](size_t count, uint64_t* chunkOut) -> ncclResult_t {
+    size_t chunk = defChunk;
+    const size_t nBytes = bytesPerElement * count;
+    ncclResult_t rc = CallPlugin(t.v6->getChunkSize, comm->tunerCtx, (ncclFunc_t)task->coll, nBytes, task->cfg.algo,
+                                 proto, 1, &chunk);
+    if (rc != ncclSuccess) return Fail(rc, "tuner getChunkSize returned %d: the collective fails", (int)rc);
+    chunk = std::min(chunk, simnccl::ProtoMaxChunk(proto));
+    rt.Trace("getChunkSize func %d nBytes %zu algo %d proto %d nChannels 1 -> chunk %zu", task->coll, nBytes,
+             task->cfg.algo, proto, chunk);
+    if (chunk < simnccl::ProtoGrain(proto)) {
+      std::fprintf(stderr,
+                   "simnccl: ERROR tuner chunk size %zu is below protocol %d's grain %zu: real NCCL would divide "
+                   "by zero here\n",
+                   chunk, proto, simnccl::ProtoGrain(proto));
+      return Fail(ncclInternalError, "tuner chunk size %zu below grain", chunk);
+    }
+    if (chunk != defChunk) task->overridden = true;
+    *chunkOut = chunk;
+    return ncclSuccess;
+  };
+  const simnccl::ChannelSpan& s = task->span;
+  uint64_t lo = defChunk, mid = defChunk, hi = defChunk;
+  ncclResult_t rc = ncclSuccess;
+  if (s.countLo != 0 && (rc = ask(s.countLo, &lo)) != ncclSuccess) return rc;
+  if (s.countHi != 0 && (rc = ask(s.countHi, &hi)) != ncclSuccess) return rc;
+  if (s.nMidChannels != 0 && (rc = ask(s.countMid, &mid)) != ncclSuccess) return rc;
+  task->chunks.clear();  // per channel: first, middle ones, last
+  if (s.countLo != 0) task->chunks.push_back(lo);
+  task->chunks.insert(task->chunks.end(), s.nMidChannels, mid);
+  if (s.nChannels > (s.countLo != 0 ? 1 : 0) + s.nMidChannels) task->chunks.push_back(hi);
   return ncclSuccess;
 }
 
@@ -844,11 +915,12 @@ void RunColl(Task& t, bool moveRequested) {
   mine.clock = rt.clockUs;
   mine.move = move;
   Barrier(c, seq);
-  double start = 0;
+  double start = 0, first = INFINITY;
   bool anyMove = false;
   for (int r = 0; r < c->nranks; r++) {
     const Slot& s = h->slots[r];
     start = std::max(start, s.clock);
+    first = std::min(first, s.clock);
     anyMove |= s.move != 0;
     if (!(s.rec == h->slots[0].rec)) {
       rt.mismatches++;
@@ -866,12 +938,34 @@ void RunColl(Task& t, bool moveRequested) {
     if (c->rank != 0) usleep(200000);
     _exit(3);
   }
-  double ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
-  if (seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo)) ranUs *= rt.env.driftFactor;
+  const bool drifted = seq > rt.env.driftAfter && (rt.env.driftAlgo < 0 || rt.env.driftAlgo == t.cfg.algo);
+  double ranUs;
+  if (!rt.fitted) {
+    ranUs = t.durUs * simnccl::NoiseFactor(rt.env.seed, c->noiseKey, seq, rt.env.noise);
+    if (drifted) ranUs *= rt.env.driftFactor;
+  } else {
+    // Fitted noise (noise_model.hpp): the collective's own time, shortened by the early ranks' head start; then
+    // this rank's lag before its next call.
+    const simnccl::FittedNoise& n = *rt.fitted;
+    const uint64_t pseq = ++rt.collectives;
+    if (n.Block(pseq) != rt.noiseBlock)
+      rt.noiseBlock = n.Block(pseq),
+      rt.noiseFactors = n.ForBlock(rt.env.seed, simnccl::kProcessNoiseKey, rt.noiseBlock);
+    const simnccl::FittedNoise::BlockFactors& f = rt.noiseFactors;
+    double own = n.BaseUs(t.durUs, t.cfg.algo, t.cfg.proto, t.cfg.nc) * f.slow *
+                 n.CallFactor(rt.env.seed, c->noiseKey, seq, f.volatility);
+    if (drifted) own *= rt.env.driftFactor;
+    ranUs = own - n.Params().overlap * std::min(start - first, own);
+    if (c->nranks > 1)
+      rt.pendingLagUs =
+          n.RankLagUs(rt.env.seed, c->noiseKey, seq, c->rank, own, t.cfg.algo, t.cfg.proto, t.cfg.nc, f.lag);
+  }
   rt.clockUs = start + ranUs;
+  rt.lastModelUs = t.durUs;
+  rt.lastConfig = t.cfg;
   if (c->rank == 0)
-    rt.Trace("ran comm %s op %llu %s model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
-             Describe(h->slots[0].rec).c_str(), t.durUs, ranUs);
+    rt.Trace("ran comm %s op %llu %s asked %d model %.3f us %.3f", c->name.c_str(), (unsigned long long)seq,
+             Describe(h->slots[0].rec).c_str(), t.asked, t.durUs, ranUs);
   if (anyMove && rt.env.move != Settings::kNever) {
     rt.movedCalls++;
     const size_t es = TypeSize(t.dtype), n = c->nranks, me = c->rank;
@@ -989,84 +1083,206 @@ void RunP2P(std::vector<Task*>& ops) {
   }
 }
 
-// Launches a closed group (or one ungrouped call): per communicator, NCCL's binning and tuner calls, then execution.
+// One communicator's part of a closed group, as NCCL's planner holds it: collective tasks binned for the tuner,
+// the broadcasts NCCL >= 2.29 runs as one AllGatherV, send/receive tasks.
+struct CommPlan {
+  ncclComm* comm = nullptr;
+  std::vector<Task*> colls, agv, p2p;
+  std::vector<std::vector<Task*>> bins;  // NCCL's queue order: per (func, op, type), ascending sizes merged in 4x
+  std::vector<int> binColl;
+  std::vector<Decision> decisions;  // one per bin
+  void* stream = nullptr;           // the launch stream: the first call's
+};
+
+// NCCL's task sorter and binning (ncclPrepareTasks). Sorted by traffic descending as the task sorter does: into
+// coarse size bins (SorterBin), largest bin first, and within a bin the task enqueued last first (each bin is a
+// LIFO). Then per (func, op, type) ascending; aggregate within 4x of the bin's first. Recorded on 2xH200 with NCCL
+// 2.28.9: a group of equal-sized allgather, reducescatter, broadcast, reduce reaches the tuner in the reverse of
+// the order of the calls.
+void BinTasks(CommPlan* p) {
+  std::vector<std::pair<uint32_t, size_t>> order(p->colls.size());  // (bin, enqueue index)
+  for (size_t i = 0; i < p->colls.size(); i++) order[i] = {SorterBin(p->colls[i]->traffic), i};
+  std::vector<size_t> idx(p->colls.size());
+  for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return order[a].first != order[b].first ? order[a].first > order[b].first : order[a].second > order[b].second;
+  });
+  std::vector<std::tuple<int, int, int>> keys;
+  std::map<std::tuple<int, int, int>, std::vector<Task*>> byKey;
+  for (size_t i : idx) {
+    Task* t = p->colls[i];
+    auto k = std::make_tuple(t->coll, (int)std::min<int>(t->op, ncclNumOps), (int)t->dtype);
+    if (!byKey.count(k)) keys.push_back(k);
+    byKey[k].insert(byKey[k].begin(), t);  // LIFO: ascending size
+  }
+  for (auto& k : keys) {
+    auto& v = byKey[k];
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i + 1;
+      while (j < v.size() && v[j]->traffic < 4 * v[i]->traffic) j++;
+      p->bins.emplace_back(v.begin() + i, v.begin() + j);
+      p->binColl.push_back(std::get<0>(k));
+      i = j;
+    }
+  }
+}
+
+// The model's time for a bin of tasks run as `cfg`: NCCL's default time when the tuner changed nothing.
+double BinDuration(ncclComm* c, int coll, size_t nBytes, const simnccl::Config& cfg, bool overridden) {
+  const simnccl::Model& m = *RT().model;
+  return overridden ? m.Duration(coll, nBytes, c->nranks, cfg, c->budget)
+                    : m.DefaultDuration(coll, nBytes, c->nranks, c->budget);
+}
+
+// NCCL's launch preparation and launch for one communicator (ncclLaunchPrepare, ncclLaunchKernel): the planner
+// spreads the tasks over channels (scheduleCollTasksToPlan), tuner v6 gives chunk sizes, the AllGatherV of NCCL
+// >= 2.29 gets its tuner call; then the model times each bin at the channels its tasks really run on, and the
+// profiler sees the plans' launches. simulate (ncclGroupSimulateEnd): the plan only, no plugin call.
+ncclResult_t PlanComm(CommPlan* p, bool simulate, double* simTime) {
+  Runtime& rt = RT();
+  ncclComm* c = p->comm;
+  std::vector<Task*> queue;
+  for (size_t b = 0; b < p->bins.size(); b++)
+    for (Task* t : p->bins[b]) {
+      const Decision& d = p->decisions[b];
+      t->cfg = d.cfg, t->asked = d.asked, t->nWarps = d.nWarps, t->overridden = d.overridden;
+      queue.push_back(t);
+    }
+  if (c->nranks > 1 && !queue.empty()) {
+    std::vector<simnccl::ChannelTask> planned;
+    for (Task* t : queue) planned.push_back(PlannerTask(*t));
+    const std::vector<simnccl::ChannelSpan> spans =
+        simnccl::ScheduleChannels(planned, c->nranks, c->budget, rt.env.version);
+    for (size_t i = 0; i < queue.size(); i++) queue[i]->span = spans[i], queue[i]->cfg.nc = spans[i].nChannels;
+  }
+  for (Task* t : queue) {
+    if (c->nranks == 1) t->cfg.nc = 0;  // a local copy
+    if (simulate) {
+      t->chunks.assign(1, simnccl::ProtoDefaultChunk(t->cfg.proto));
+    } else if (ncclResult_t rc = ChunkSizes(t); rc != ncclSuccess) {
+      return rc;
+    }
+    t->cfg.chunk = t->chunks[0];
+  }
+  for (size_t b = 0; b < p->bins.size(); b++) {
+    size_t nBytes = 0, traffic = 0;
+    std::set<int> channels;
+    bool overridden = false;
+    for (Task* t : p->bins[b]) {
+      nBytes += NBytes(*t), traffic += std::max<size_t>(1, t->traffic);
+      for (int ch = 0; ch < t->cfg.nc; ch++) channels.insert(t->span.channelLo + ch);
+      overridden |= t->overridden;
+    }
+    simnccl::Config cfg = p->decisions[b].cfg;
+    cfg.nc = static_cast<int>(channels.size()), cfg.chunk = p->bins[b][0]->cfg.chunk;
+    const double dur = BinDuration(c, p->binColl[b], nBytes, cfg, overridden);
+    *simTime += dur;
+    for (Task* t : p->bins[b]) t->durUs = dur * std::max<size_t>(1, t->traffic) / traffic;
+  }
+  if (!p->agv.empty()) {
+    // One AllGatherV kernel on Ring, each broadcast cut into as many parts as the tuner's or NCCL's channel bound
+    // (NCCL does not clamp a tuner's bound here; the simulation does, to the communicator's channels).
+    size_t maxBytes = 0, sumBytes = 0;
+    std::vector<size_t> bytes;
+    for (Task* t : p->agv) {
+      bytes.push_back(t->count * TypeSize(t->dtype));
+      maxBytes = std::max(maxBytes, bytes.back()), sumBytes += bytes.back();
+    }
+    Decision d;
+    if (ncclResult_t rc = Decide(c, simnccl::kAllGather, maxBytes * c->nranks, 1, !simulate, &d); rc != ncclSuccess)
+      return rc;
+    simnccl::Config cfg{simnccl::kAlgoRing, d.cfg.proto, 0, 0};
+    cfg.nc = simnccl::AllGatherVChannels(bytes, std::clamp(d.cfg.nc, 1, c->budget));
+    const double dur = BinDuration(c, simnccl::kAllGather, sumBytes, cfg, d.overridden);
+    *simTime += dur;
+    for (size_t i = 0; i < p->agv.size(); i++) {
+      Task* t = p->agv[i];
+      t->cfg = cfg, t->asked = d.asked, t->nWarps = d.nWarps, t->overridden = d.overridden;
+      t->chunks.assign(1, simnccl::ProtoDefaultChunk(cfg.proto));
+      t->durUs = dur * std::max<size_t>(1, bytes[i]) / std::max<size_t>(1, sumBytes);
+    }
+  }
+  if (simulate) return ncclSuccess;
+  // The plans' launches. NCCL makes no task for a one-rank communicator's collective; its AllGatherV plan has no
+  // task events (and, with other collectives, is a plan of its own, with the group's sends and receives).
+  std::vector<simnccl::ProfilerColl> colls;
+  if (c->nranks > 1)
+    for (Task* t : queue) {
+      const simnccl::ChannelTask pt = PlannerTask(*t);
+      simnccl::ProfilerColl pc;
+      pc.tag = t->prof, pc.func = t->coll, pc.sendBuff = t->send, pc.recvBuff = t->recv, pc.count = pt.count;
+      pc.root = t->root, pc.dtype = pt.elemSize == TypeSize(t->dtype) ? t->dtype : ncclInt8;
+      pc.nChannels = t->cfg.nc, pc.nWarps = t->nWarps, pc.algo = t->cfg.algo, pc.proto = t->cfg.proto;
+      colls.push_back(pc);
+    }
+  std::vector<simnccl::ProfilerTag> p2ps;
+  for (Task* t : p->p2p) p2ps.push_back(t->prof);
+  simnccl::ProfilerHost& prof = *rt.profiler;
+  if (p->agv.empty() || colls.empty()) {
+    if (!colls.empty() || !p2ps.empty()) prof.LaunchPlan(&c->prof, p->stream, colls, p2ps);
+  } else {
+    prof.LaunchPlan(&c->prof, p->stream, colls, {});
+    if (!p2ps.empty()) prof.LaunchPlan(&c->prof, p->stream, {}, p2ps);
+  }
+  return ncclSuccess;
+}
+
+// Launches a closed group (or one ungrouped call) as NCCL's groupLaunch does: every communicator's tuner calls
+// (ncclPrepareTasks), then per communicator the plan and its launch, then execution.
 ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
   Runtime& rt = RT();
   bool move = tMoveNext;
   tMoveNext = false;
-  std::vector<ncclComm*> comms;
-  for (auto& t : tasks)
-    if (t.kind == kColl && std::find(comms.begin(), comms.end(), t.comm) == comms.end()) comms.push_back(t.comm);
-  double simTime = 0;
-  for (ncclComm* c : comms) {
-    std::vector<Task*> colls;
-    for (auto& t : tasks)
-      if (t.kind == kColl && t.comm == c) colls.push_back(&t), t.traffic = Traffic(t);
-    // NCCL >= 2.29: broadcasts from several roots in one group run as one AllGather(V).
+  // NCCL's list of the group's communicators: in the order of their first task. A one-rank communicator's
+  // collective is no task in NCCL (a copy at the call); the simulation runs those last.
+  std::vector<CommPlan> plans;
+  auto planOf = [&](ncclComm* c) -> CommPlan& {
+    for (CommPlan& p : plans)
+      if (p.comm == c) return p;
+    plans.emplace_back();
+    plans.back().comm = c;
+    return plans.back();
+  };
+  for (int pass = 0; pass < 2; pass++)
+    for (Task& t : tasks)
+      if ((t.kind == kColl && t.comm->nranks == 1) == (pass == 1)) {
+        CommPlan& p = planOf(t.comm);
+        if (p.colls.empty() && p.p2p.empty() && p.agv.empty()) p.stream = t.stream;
+        if (t.kind != kColl) {
+          p.p2p.push_back(&t);
+          continue;
+        }
+        t.traffic = Traffic(t);
+        p.colls.push_back(&t);
+      }
+  for (CommPlan& p : plans) {
+    // NCCL >= 2.29: broadcasts from several roots in one group run as one AllGatherV.
     std::set<int> roots;
-    std::vector<Task*> bcasts;
-    for (Task* t : colls)
-      if (t->coll == simnccl::kBroadcast) roots.insert(t->root), bcasts.push_back(t);
-    std::vector<std::vector<Task*>> bins;
-    std::vector<int> binColl;
+    for (Task* t : p.colls)
+      if (t->coll == simnccl::kBroadcast) roots.insert(t->root);
     if (rt.env.version >= 22900 && roots.size() > 1) {
-      bins.push_back(bcasts);
-      binColl.push_back(simnccl::kAllGather);
-      colls.erase(std::remove_if(colls.begin(), colls.end(), [](Task* t) { return t->coll == simnccl::kBroadcast; }),
-                  colls.end());
+      auto isBcast = [](Task* t) { return t->coll == simnccl::kBroadcast; };
+      std::copy_if(p.colls.begin(), p.colls.end(), std::back_inserter(p.agv), isBcast);
+      p.colls.erase(std::remove_if(p.colls.begin(), p.colls.end(), isBcast), p.colls.end());
     }
-    int nTasksColl = (int)colls.size() + (bins.empty() ? 0 : (int)bcasts.size());
-    // Sorted by traffic descending as NCCL's task sorter does: into coarse size bins (SorterBin), largest bin first,
-    // and within a bin the task enqueued last first (each bin is a LIFO). Then per (func, op, type) ascending;
-    // aggregate within 4x of the bin's first. Recorded on 2xH200 with NCCL 2.28.9: a group of equal-sized
-    // allgather, reducescatter, broadcast, reduce reaches the tuner in the reverse of the order of the calls.
-    std::vector<Task*> sorted = colls;
-    std::vector<std::pair<uint32_t, size_t>> order(sorted.size());  // (bin, enqueue index)
-    for (size_t i = 0; i < sorted.size(); i++) order[i] = {SorterBin(sorted[i]->traffic), i};
-    std::vector<size_t> idx(sorted.size());
-    for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      return order[a].first != order[b].first ? order[a].first > order[b].first : order[a].second > order[b].second;
-    });
-    for (size_t i = 0; i < idx.size(); i++) sorted[i] = colls[idx[i]];
-    std::vector<std::tuple<int, int, int>> keys;
-    std::map<std::tuple<int, int, int>, std::vector<Task*>> byKey;
-    for (Task* t : sorted) {
-      auto k = std::make_tuple(t->coll, (int)std::min<int>(t->op, ncclNumOps), (int)t->dtype);
-      if (!byKey.count(k)) keys.push_back(k);
-      byKey[k].insert(byKey[k].begin(), t);  // LIFO: ascending size
-    }
-    for (auto& k : keys) {
-      auto& v = byKey[k];
-      for (size_t i = 0; i < v.size();) {
-        size_t j = i + 1;
-        while (j < v.size() && v[j]->traffic < 4 * v[i]->traffic) j++;
-        bins.emplace_back(v.begin() + i, v.begin() + j);
-        binColl.push_back(std::get<0>(k));
-        i = j;
-      }
-    }
-    int numPipeOps = (nTasksColl + c->budget - 1) / c->budget;
-    for (size_t b = 0; b < bins.size(); b++) {
-      size_t nBytes = 0, traffic = 0;
-      for (Task* t : bins[b]) nBytes += NBytes(*t), traffic += std::max<size_t>(1, t->traffic);
-      simnccl::Config cfg;
-      std::vector<uint64_t> chunks;
-      double dur = 0;
-      ncclResult_t rc = Decide(c, binColl[b], nBytes, numPipeOps, &cfg, &chunks, &dur);
-      if (rc != ncclSuccess) return rc;
-      simTime += dur;
-      for (Task* t : bins[b]) {
-        t->cfg = cfg;
-        t->chunks = chunks;
-        t->durUs = dur * std::max<size_t>(1, t->traffic) / traffic;
-      }
+    BinTasks(&p);
+    const int numPipeOps = (static_cast<int>(p.colls.size()) + p.comm->budget - 1) / p.comm->budget;
+    p.decisions.resize(p.bins.size());
+    for (size_t b = 0; b < p.bins.size(); b++) {
+      size_t nBytes = 0;
+      for (Task* t : p.bins[b]) nBytes += NBytes(*t);
+      if (ncclResult_t rc = Decide(p.comm, p.binColl[b], nBytes, numPipeOps, true, &p.decisions[b]); rc != ncclSuccess)
+        return rc;
     }
   }
+  double simTime = 0;
+  for (CommPlan& p : plans)
+    if (ncclResult_t rc = PlanComm(&p, simInfo != nullptr, &simTime); rc != ncclSuccess) return rc;
   if (simInfo) {
     simInfo->estimatedTime = (float)simTime;
     return ncclSuccess;
   }
+  rt.ApplyPendingLag();  // the rank's lag after its last collective, if no clock read took it yet
   for (auto& t : tasks)
     if (t.kind == kColl) RunColl(t, move);
   std::vector<Task*> p2p;
@@ -1076,6 +1292,7 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
   return ncclSuccess;
 }
 
+// One API call, with the profiler's API events around it as ncclEnqueueCheck makes them.
 ncclResult_t Enqueue(Task t) {
   if (!t.comm) return Fail(ncclInvalidArgument, "NULL communicator");
   if (t.kind == kColl && (t.coll == simnccl::kBroadcast || t.coll == simnccl::kReduce) &&
@@ -1087,20 +1304,33 @@ ncclResult_t Enqueue(Task t) {
   if (t.op < 0 || (t.op >= ncclNumOps && (size_t)(t.op - ncclNumOps) >= RT().preMul.size()))
     return Fail(ncclInvalidArgument, "invalid reduction op %d", (int)t.op);
   // NCCL drops a collective of zero elements once its arguments are checked: no task, no tuner call (recorded on
-  // 2xH200 with NCCL 2.28.9, grouped and ungrouped).
+  // 2xH200 with NCCL 2.28.9, grouped and ungrouped), no profiler event.
   if (t.kind == kColl && t.count == 0) return ncclSuccess;
+  simnccl::ProfilerHost& prof = *RT().profiler;
+  const int depth = tGroupDepth + 1;  // NCCL's group depth inside the call: its own implicit group included
+  prof.EnqueueBegin();
+  if (t.kind != kColl) {
+    t.prof = prof.P2pApi(&t.comm->prof, depth, t.kind == kSend, t.count, t.dtype, t.stream);
+  } else if (t.comm->nranks > 1) {
+    t.prof = prof.CollApi(&t.comm->prof, depth, t.coll, t.count, t.dtype, t.root, t.stream);
+  }
+  prof.GroupEndBegin();
   if (tGroupDepth > 0) {
     tGroupTasks.push_back(t);
+    prof.GroupEndExit();
     return ncclSuccess;
   }
   std::vector<Task> one{t};
-  return Launch(one, nullptr);
+  const ncclResult_t rc = Launch(one, nullptr);
+  prof.GroupEndExit();
+  return rc;
 }
 
-Task Coll(int coll, const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
-          ncclComm_t comm) {
+Task Coll(int coll, const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root, ncclComm_t comm,
+          cudaStream_t stream) {
   Task t;
   t.coll = coll, t.send = s, t.recv = r, t.count = count, t.dtype = dt, t.op = op, t.root = root, t.comm = comm;
+  t.stream = stream;
   return t;
 }
 
@@ -1132,7 +1362,7 @@ ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId 
   commId.internal[NCCL_UNIQUE_ID_BYTES - 1] = 0;
   if (std::strncmp(commId.internal, "simnccl-", 8) != 0)
     return Fail(ncclInvalidArgument, "ncclCommInitRank: unique id was not made by simnccl's ncclGetUniqueId");
-  return Attach(comm, commId.internal, nranks, rank, config);
+  return Attach(comm, commId.internal, nranks, rank, config, ConfigCommName(config));
 }
 
 ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
@@ -1163,7 +1393,8 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
     if (members[i].second == comm->rank) myRank = (int)i;
   std::string name = comm->name + ".s" + std::to_string(splitNo) + "c" + std::to_string(color);
   if (name.size() > 200) name = "simnccl-h" + std::to_string(Fnv(name.data(), name.size()));
-  return Attach(newcomm, name, (int)members.size(), myRank, config);
+  // Without a config NCCL copies the parent's, its name included.
+  return Attach(newcomm, name, (int)members.size(), myRank, config, config ? ConfigCommName(config) : comm->commName);
 }
 
 ncclResult_t pncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
@@ -1220,34 +1451,35 @@ const char* pncclGetErrorString(ncclResult_t r) {
 const char* pncclGetLastError(ncclComm_t) { return tLastError.c_str(); }
 
 ncclResult_t pncclAllReduce(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, ncclComm_t comm,
-                            cudaStream_t) {
-  return Enqueue(Coll(simnccl::kAllReduce, s, r, count, dt, op, 0, comm));
+                            cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kAllReduce, s, r, count, dt, op, 0, comm, stream));
 }
-ncclResult_t pncclAllGather(const void* s, void* r, size_t count, ncclDataType_t dt, ncclComm_t comm, cudaStream_t) {
-  return Enqueue(Coll(simnccl::kAllGather, s, r, count, dt, ncclSum, 0, comm));
+ncclResult_t pncclAllGather(const void* s, void* r, size_t count, ncclDataType_t dt, ncclComm_t comm,
+                            cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kAllGather, s, r, count, dt, ncclSum, 0, comm, stream));
 }
 ncclResult_t pncclReduceScatter(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                                ncclComm_t comm, cudaStream_t) {
-  return Enqueue(Coll(simnccl::kReduceScatter, s, r, count, dt, op, 0, comm));
+                                ncclComm_t comm, cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kReduceScatter, s, r, count, dt, op, 0, comm, stream));
 }
 ncclResult_t pncclBroadcast(const void* s, void* r, size_t count, ncclDataType_t dt, int root, ncclComm_t comm,
-                            cudaStream_t) {
-  return Enqueue(Coll(simnccl::kBroadcast, s, r, count, dt, ncclSum, root, comm));
+                            cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kBroadcast, s, r, count, dt, ncclSum, root, comm, stream));
 }
 ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm, cudaStream_t stream) {
   return ncclBroadcast(buff, buff, count, dt, root, comm, stream);  // through the PLT, as NCCL does
 }
 ncclResult_t pncclReduce(const void* s, void* r, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
-                         ncclComm_t comm, cudaStream_t) {
-  return Enqueue(Coll(simnccl::kReduce, s, r, count, dt, op, root, comm));
+                         ncclComm_t comm, cudaStream_t stream) {
+  return Enqueue(Coll(simnccl::kReduce, s, r, count, dt, op, root, comm, stream));
 }
-ncclResult_t pncclSend(const void* s, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t) {
-  Task t = Coll(0, s, nullptr, count, dt, ncclSum, 0, comm);
+ncclResult_t pncclSend(const void* s, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t stream) {
+  Task t = Coll(0, s, nullptr, count, dt, ncclSum, 0, comm, stream);
   t.kind = kSend, t.peer = peer;
   return Enqueue(t);
 }
-ncclResult_t pncclRecv(void* r, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t) {
-  Task t = Coll(0, nullptr, r, count, dt, ncclSum, 0, comm);
+ncclResult_t pncclRecv(void* r, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t stream) {
+  Task t = Coll(0, nullptr, r, count, dt, ncclSum, 0, comm, stream);
   t.kind = kRecv, t.peer = peer;
   return Enqueue(t);
 }
@@ -1258,10 +1490,16 @@ ncclResult_t pncclGroupStart() {
 }
 static ncclResult_t GroupEnd(ncclSimInfo_t* simInfo) {
   if (tGroupDepth <= 0) return Fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
-  if (--tGroupDepth > 0) return ncclSuccess;
-  std::vector<Task> tasks;
-  tasks.swap(tGroupTasks);
-  return Launch(tasks, simInfo);
+  simnccl::ProfilerHost& prof = *RT().profiler;
+  prof.GroupEndBegin();
+  ncclResult_t rc = ncclSuccess;
+  if (--tGroupDepth == 0) {
+    std::vector<Task> tasks;
+    tasks.swap(tGroupTasks);
+    rc = Launch(tasks, simInfo);
+  }
+  prof.GroupEndExit();
+  return rc;
 }
 ncclResult_t pncclGroupEnd() { return GroupEnd(nullptr); }
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
@@ -1301,7 +1539,33 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) { return comm ? n
 __attribute__((visibility("default"))) void simncclSetMoveData(int on) { tMoveNext = on != 0; }
 __attribute__((visibility("default"))) long long simncclMovedCalls(void) { return RT().movedCalls.load(); }
 __attribute__((visibility("default"))) long long simncclMismatchCount(void) { return RT().mismatches.load(); }
-__attribute__((visibility("default"))) double simncclVirtualTimeUs(void) { return RT().clockUs; }
+// The virtual clock. With SIMNCCL_NOISE_MODEL the first read after a collective returns its end, and the rank's
+// lag before its next call starts then (the stop of a timer around the call does not see it; the next start does).
+__attribute__((visibility("default"))) double simncclVirtualTimeUs(void) {
+  Runtime& rt = RT();
+  const double now = rt.clockUs;
+  rt.ApplyPendingLag();
+  return now;
+}
+__attribute__((visibility("default"))) double simncclLastModelUs(void) { return RT().lastModelUs; }
+// The key of a communicator's seeded noise (rank 0's communicator ordinal and the rank count, hashed): what
+// noise_fit.hpp's SimulateSet needs to reproduce its calls.
+__attribute__((visibility("default"))) unsigned long long simncclCommNoiseKey(ncclComm_t comm) {
+  return comm ? comm->noiseKey : 0;
+}
+// The key of the process's slow periods (noise_model.hpp's kProcessNoiseKey), SimulateSet's block_key.
+__attribute__((visibility("default"))) unsigned long long simncclProcessNoiseKey(void) {
+  return simnccl::kProcessNoiseKey;
+}
+// Collectives this process ran so far, on every communicator (the count the slow-period blocks follow).
+__attribute__((visibility("default"))) unsigned long long simncclProcessCollectives(void) { return RT().collectives; }
+// What the last collective of this process ran: algorithm, protocol and the channels it ran on.
+__attribute__((visibility("default"))) void simncclLastConfig(int* algo, int* proto, int* channels) {
+  const simnccl::Config& c = RT().lastConfig;
+  if (algo) *algo = c.algo;
+  if (proto) *proto = c.proto;
+  if (channels) *channels = c.nc;
+}
 
 }  // extern "C"
 

@@ -1,6 +1,10 @@
 // simnccl-model: prints, per collective and size, the simulated NCCL's default time and the exhaustive best config.
 // Usage: simnccl-model [--coll all_reduce] [--sizes 1M,4M] [--nranks 4] [--budget 24] [--model FILE] [--chunk]
 //                      [--interference LEVEL]   (SIMNCCL_INTERFERENCE's landscape, model.hpp)
+//                      [--all]   every valid (algorithm, protocol) and channel request instead: what it runs as
+// A recorded landscape (tests/data/landscapes) gives the ranks and channels it was recorded with unless --nranks or
+// --budget say otherwise.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "channels.hpp"
 #include "model.hpp"
 
 static size_t ParseSize(const std::string& s) {
@@ -23,7 +28,7 @@ int main(int argc, char** argv) {
   std::vector<int> colls;
   std::vector<size_t> sizes;
   int nranks = 4, budget = 24;
-  bool withChunk = false;
+  bool withChunk = false, all = false, nranksSet = false, budgetSet = false;
   double interference = 0;
   std::string modelFile;
   for (int i = 1; i < argc; i++) {
@@ -56,9 +61,11 @@ int main(int argc, char** argv) {
         pos = comma + 1;
       }
     } else if (a == "--nranks") {
-      nranks = std::atoi(next().c_str());
+      nranks = std::atoi(next().c_str()), nranksSet = true;
     } else if (a == "--budget") {
-      budget = std::atoi(next().c_str());
+      budget = std::atoi(next().c_str()), budgetSet = true;
+    } else if (a == "--all") {
+      all = true;
     } else if (a == "--model") {
       modelFile = next();
     } else if (a == "--chunk") {
@@ -72,7 +79,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: simnccl-model [--coll C]... [--sizes 1M,4M] [--nranks N] [--budget NC] "
-                   "[--model FILE] [--chunk] [--interference LEVEL]\n");
+                   "[--model FILE] [--chunk] [--interference LEVEL] [--all]\n");
       return 2;
     }
   }
@@ -90,6 +97,41 @@ int main(int argc, char** argv) {
     }
   }
   model = simnccl::WithInterference(std::move(model), interference);
+  const simnccl::RecordedMachine machine = model->Machine();
+  if (machine.ranks > 0 && !nranksSet) nranks = machine.ranks;
+  if (machine.channels > 0 && !budgetSet) budget = machine.channels;
+  if (machine.ranks > 0 || machine.channels > 0)
+    std::printf("# %s: recorded on %d ranks, %d channels, Ring/Simple %d threads; shown for %d ranks, %d channels\n",
+                modelFile.c_str(), machine.ranks, machine.channels, machine.ringSimpleThreads, nranks, budget);
+  if (all) {
+    // Every request a tuner can make (valid pair x nChannels 1..budget) for float32 elements, the channels NCCL runs
+    // it on and the model's time there, and NCCL's default (request 0).
+    std::printf("%-15s %12s %-14s %-14s %10s\n", "collective", "bytes", "request", "runs_as", "us");
+    for (int c : colls)
+      for (size_t b : sizes) {
+        const size_t perRank = c == simnccl::kAllGather || c == simnccl::kReduceScatter ? (size_t)nranks : 1;
+        const size_t count = std::max<size_t>(1, b / 4 / perRank);
+        const simnccl::Config d = model->DefaultConfig(c, b, nranks, budget);
+        char def[32];
+        std::snprintf(def, sizeof def, "a%d.p%d.nc%d", d.algo, d.proto, d.nc);
+        std::printf("%-15s %12zu %-14s %-14s %10.2f\n", simnccl::CollName(c), b, "default", def,
+                    model->DefaultDuration(c, b, nranks, budget));
+        for (int a = 0; a < simnccl::kNumAlgos; a++)
+          for (int p = 0; p < simnccl::kNumProtos; p++) {
+            if (!model->Valid(c, a, p)) continue;
+            for (int nc = 1; nc <= budget; nc++) {
+              const int run =
+                  simnccl::ChannelsRun(c, count, 4, nranks, a, p, nc, budget, 22809, machine.ringSimpleThreads);
+              char req[32], as[32];
+              std::snprintf(req, sizeof req, "a%d.p%d.nc%d", a, p, nc);
+              std::snprintf(as, sizeof as, "a%d.p%d.nc%d", a, p, run);
+              std::printf("%-15s %12zu %-14s %-14s %10.2f\n", simnccl::CollName(c), b, req, as,
+                          model->Duration(c, b, nranks, simnccl::Config{a, p, run, 0}, budget));
+            }
+          }
+      }
+    return 0;
+  }
   std::printf("%-15s %12s %10s %-12s %10s %-24s %7s\n", "collective", "bytes", "default_us", "default_cfg", "best_us",
               "best_cfg", "ratio");
   for (int c : colls)

@@ -1,11 +1,17 @@
 // Test tuner plugin for the simnccl sim tests. SIMTUNER_MODE=force: Ring/LL128 (Tree/LL128 unavailable → first
-// valid), nChannels 4, chunk 10 grains; SIMTUNER_MODE=inconsistent: like force, but rank 1 (OMPI_COMM_WORLD_RANK)
-// asks for 3 channels on its 5th getCollInfo. Exposes its call statistics through simtunerStats().
+// valid), nChannels 4 (SIMTUNER_CHANNELS, read at every call, asks for another count), chunk 10 grains;
+// SIMTUNER_MODE=inconsistent: like force, but rank 1 (OMPI_COMM_WORLD_RANK) asks for 3 channels on its 5th
+// getCollInfo. Exposes its call statistics through simtunerStats(); built with the test profiler
+// (test_profiler.cc), it also logs its calls into the profiler's log.
 #include <cstdlib>
 #include <cstring>
 
 #include "test_tuner_stats.hpp"
 #include "tuner_abi.h"
+
+// Defined when the test profiler is built into the same library.
+// value: nBytes (getCollInfo, getChunkSize) or the communicator id (init).
+extern "C" __attribute__((weak)) void simtestLogTunerCall(char op, int nChannels, uint64_t value);
 
 namespace {
 SimTunerStats g;
@@ -14,10 +20,11 @@ int Rank() {
   return r ? std::atoi(r) : 0;
 }
 
-ncclResult_t Init(void** ctx, uint64_t, size_t, size_t, ncclDebugLogger_t, ncclNvlDomainInfo_v5_t*,
+ncclResult_t Init(void** ctx, uint64_t commId, size_t, size_t, ncclDebugLogger_t, ncclNvlDomainInfo_v5_t*,
                   ncclTunerConstants_v5_t*) {
   g.inits++;
   *ctx = &g;
+  if (simtestLogTunerCall) simtestLogTunerCall('I', 0, commId);
   return ncclSuccess;
 }
 ncclResult_t GetCollInfo(void*, ncclFunc_t coll, size_t nBytes, int numPipeOps, float** table, int numAlgo,
@@ -31,9 +38,11 @@ ncclResult_t GetCollInfo(void*, ncclFunc_t coll, size_t nBytes, int numPipeOps, 
       if (t[a][p] >= 0) mask |= 1ul << (a * numProto + p);
   g.lastValidMask = mask;
   if (t[1][1] >= 0) t[1][1] = 0;  // Ring / LL128
-  *nChannels = 4;
+  const char* channels = std::getenv("SIMTUNER_CHANNELS");
+  *nChannels = channels ? std::atoi(channels) : 4;
   const char* mode = std::getenv("SIMTUNER_MODE");
   if (mode && std::strcmp(mode, "inconsistent") == 0 && Rank() == 1 && g.collInfos == 5) *nChannels = 3;
+  if (simtestLogTunerCall) simtestLogTunerCall('T', *nChannels, nBytes);
   return ncclSuccess;
 }
 ncclResult_t GetChunkSize(void*, ncclFunc_t, size_t nBytes, int, int proto, int nChannels, size_t* chunk) {
@@ -41,10 +50,12 @@ ncclResult_t GetChunkSize(void*, ncclFunc_t, size_t nBytes, int, int proto, int 
   g.lastChunkNBytes = nBytes;
   if (nChannels != 1) return ncclInternalError;  // NCCL calls it per slice
   *chunk = proto == 1 ? 1920 * 10 : proto == 0 ? 4096 : 65536;
+  if (simtestLogTunerCall) simtestLogTunerCall('C', nChannels, nBytes);
   return ncclSuccess;
 }
 ncclResult_t Finalize(void*) {
   g.finalizes++;
+  if (simtestLogTunerCall) simtestLogTunerCall('F', 0, 0);
   return ncclSuccess;
 }
 }  // namespace

@@ -7,20 +7,11 @@
 
 #include <nccl.h>
 
+#include "nccl_log_abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-  NCCL_LOG_NONE = 0,
-  NCCL_LOG_VERSION = 1,
-  NCCL_LOG_WARN = 2,
-  NCCL_LOG_INFO = 3,
-  NCCL_LOG_ABORT = 4,
-  NCCL_LOG_TRACE = 5
-} ncclDebugLogLevel;
-typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
-                                  const char* fmt, ...);
 
 typedef enum {
   ncclFuncBroadcast = 0,

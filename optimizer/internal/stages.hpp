@@ -1,0 +1,70 @@
+// optimizer internals: the stages of the search (optimizer.hpp's list), as functions of the samples
+// measured so far. search.cc runs them in order; each file holds one stage.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "optimizer/internal/samples.hpp"
+#include "optimizer/optimizer.hpp"
+
+namespace ccltune::optimizer::internal {
+
+// prior.cc: the valid subspaces, most promising first: by NCCL's cost-table estimate where known
+// (NCCL's own pick first on a tie or without estimates); then the hints as configs to screen first.
+std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space);
+
+// screen.cc: the channel counts screened per subspace, log-spaced over [1, max]: {1, 2} for 2,
+// {1, ~3, 8} up to 8, {1, ~3, ~9, max} above (fewer when max is small).
+std::vector<int> ScreenChannels(int max);
+// How many subspaces, in the prior's order, get every screening point, and how many after them the
+// largest and the middle one (the rest: the largest only).
+inline constexpr size_t kFullScreen = 2;
+inline constexpr size_t kHalfScreen = 2;
+// The screened configs in order: the hints, then the subspaces' points interleaved (every subspace's
+// largest point first, so channel truth learns each subspace's ceiling early; fewer points for the
+// subspaces the prior ranks low: kFullScreen, kHalfScreen), at most
+// options.max_screen, as NCCL would run them (store.Effective), never twice, never a twin of NCCL's
+// default. With channel truth (space.channel_truth), the points below a subspace's largest are listed
+// only once NCCL's run of that largest point is known, so no two screened configs alias.
+std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, const Prior& prior,
+                              const SampleStore& store);
+
+// race.cc: the contenders that go on to the next round: the best `keep` by Relative(), never one more
+// than kRaceMargin times the best. Ties keep the earlier.
+inline constexpr double kRaceMargin = 1.5;
+std::vector<Config> Survivors(const std::vector<Config>& contenders, const SampleStore& store, int keep);
+// The best contender by Relative() (the default Config when none is measured).
+Config Leader(const std::vector<Config>& contenders, const SampleStore& store);
+
+// refine.cc: configs next to `winner` that no sample covers yet: channel counts halfway between the
+// winner's and the nearest measured ones of its subspace (and below/above them up to the subspace's
+// ceiling), then, where the space has a chunk axis, a spread of chunk sizes at the winner's channels.
+std::vector<Config> Neighbours(const Config& winner, const SearchSpace& space, const SampleStore& store);
+
+// decide.cc: whether `winner` replaces NCCL's default: its time relative to the default measured next
+// to it must be below 1 - max(min_gain, kDecideZ * standard error). Undecided while the estimate shows
+// a gain above min_gain / 2 that is not yet significant (the caller may sample both sides more).
+inline constexpr double kDecideZ = 2.4;
+struct Verdict {
+  bool switch_to_winner = false;
+  // Neither a significant gain nor evidence against one: more samples of both sides could decide.
+  bool undecided = false;
+  double relative = 0;  // winner / default
+  double required = 0;  // the relative time it had to beat
+};
+// Only samples that arrived at index `since` or later count: the winner was chosen on the earlier ones,
+// which flatter it (of many noisy configs, the luckiest wins), so the decision is taken on fresh ones.
+// `z`: the standard errors the gain must clear (kDecideZ; kEarlyZ for a verdict on the race's own samples).
+Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ);
+// A race winner whose gain over the default clears kEarlyZ standard errors on the race's own samples
+// (which flatter it) switches at once, without fresh samples: a margin that wide is not the luck of
+// the draw among a handful of contenders. Only with kEarlyMinSamples of the winner: the noise estimate
+// of fewer can be far too low.
+inline constexpr double kEarlyZ = 4.0;
+inline constexpr int kEarlyMinSamples = 6;
+
+// The chunk sizes of a protocol's axis (grain * 2^k within [min, max]); empty without one.
+std::vector<int64_t> ChunkValues(const SearchSpace& space, int proto);
+
+}  // namespace ccltune::optimizer::internal

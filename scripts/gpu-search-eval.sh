@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The search's evaluation on the one-GPU testbed (real NCCL, scripts/gpu-testbed.sh): ccltune-bench over
+# all-reduce, all-gather and reduce-scatter, 64 KiB-16 MiB, fp32. Runs (RUNS picks and orders them;
+# default: oracle repeat, then old when OLD_PKG is set):
+#   oracle   --mode compare,oracle with ccltune's defaults
+#   repeat   --mode compare again (how much a second run of the search differs)
+#   min      --mode compare with CCLTUNE_TIMING=min (the per-call minimum over ranks)
+#   old      --mode compare with the package in OLD_PKG (an earlier ccltune: before and after in one session)
+# Results (text and JSON per run) go to OUT (default out/search-eval). Needs the package in .gpu.
+# bench/search_report.py turns the JSON files into the report's tables.
+# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] scripts/gpu-search-eval.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-out/search-eval}"
+np="${NP:-4}"
+iters="${ITERS:-200}"
+mkdir -p "$out"
+sweep=(-c allreduce,allgather,reducescatter -b 64K -e 16M -f 4 -d float32 -n "$iters")
+run() {  # NAME [env ...] -- bench args
+  local name="$1"
+  shift
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  echo "== $name: $(date -u +%FT%TZ)"
+  env "${envs[@]}" bash scripts/gpu-testbed.sh -n "$np" run scripts/gpu-carried-run.sh \
+    "${sweep[@]}" --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1 || echo "== $name failed: $?"
+  grep -vE '^\s*$' "$out/$name.txt" | grep -vE 'ccltune summary|^  [a-z]' | tail -25
+}
+for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
+  case "$r" in
+    oracle) run oracle -- --mode compare,oracle ;;
+    repeat) run repeat -- --mode compare ;;
+    min) run min CCLTUNE_TIMING=min -- --mode compare ;;
+    old) run old PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare ;;
+    *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
+  esac
+done
+echo "== done $(date -u +%FT%TZ)"

@@ -1,0 +1,35 @@
+// Communicator lifecycle: what ccltune sets up when NCCL creates a communicator (the coordinator and its
+// in-band transport, the timer every rank times with, on the leader the search and the import) and what
+// it keeps when the communicator goes (the leader's table, for the export and the summary).
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "config_table/config_table.hpp"
+#include "nccl.h"
+
+namespace ccltune {
+
+class Runtime;
+class CommState;
+
+class CommLifecycle {
+ public:
+  explicit CommLifecycle(Runtime& rt) : rt_(rt) {}
+  // `multi_gpu_thread`: created by ncclCommInitAll or inside a group that creates several.
+  void OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool multi_gpu_thread);
+  void OnCommGone(ncclComm_t comm, bool abort);
+  // Leader: ships the config of the first CSV line that matches `key` as an import; cs.mu held.
+  void ApplyCsvImport(CommState& cs, const WorkloadKey& key);
+  config_table::Fingerprint FingerprintOf(const CommState& cs) const;
+
+ private:
+  void SetUp(CommState& cs);
+  // Leader, first sync: reads CCLTUNE_IMPORT (JSON, or NCCL's example-tuner CSV for a .csv name).
+  void LoadImport(CommState& cs);
+  Runtime& rt_;
+  std::atomic<bool> announced_{false};  // the start line (rank 0 of the first communicator) was printed
+};
+
+}  // namespace ccltune

@@ -1,0 +1,104 @@
+// Recorded real landscapes (tests/data/landscapes, bench/landscape.hpp's files) replayed to the search
+// with their measured noise, and a driver that runs a search the way the leader does: a schedule kept
+// ahead of the calls, samples that arrive some calls after their call, channel truth at launch.
+//
+// Noise modes:
+//  - kRecorded: each sample is drawn from the config's own recorded samples (max or min over ranks, what
+//    ccltune's timing delivers), all rounds and positions pooled: heavy tails and slow blocks as measured,
+//    but no common slow periods across configs;
+//  - kDrift: the config's recorded within-block spread, times a slow-period factor shared by every config
+//    and changing every kDriftBlock calls, drawn from the recorded default's block medians (all rows of
+//    the file): slow periods that cover stretches of calls, as seen on the testbed.
+// Truth (what the tuned result is judged by): the median of the config's recorded per-call maximum over
+// ranks (the file's table); a config NCCL runs exactly as its default counts as the default.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "optimizer/optimizer.hpp"
+
+namespace ccltune::optimizer::testing {
+
+struct RecordedConfig {
+  Config config;               // as asked when recorded
+  Config ran;                  // what NCCL ran (Config{} if unknown)
+  std::vector<double> min_us;  // per call, min over ranks
+  std::vector<double> max_us;
+  std::vector<int> block;  // per call: round * 1000 + pos
+  double truth = 0;        // median of max_us
+};
+
+struct RecordedRow {
+  std::string coll;  // nccl-tests name
+  uint64_t bytes = 0;
+  std::vector<RecordedConfig> configs;       // [0] is NCCL's default
+  std::map<std::string, std::string> alias;  // asked name -> name of the recorded config it runs as
+  SearchSpace space;  // valid subspaces and channels [1, max asked]; NCCL's pick from the default's run
+  const RecordedConfig* Find(const Config& asked) const;  // the recorded config that runs as `asked`
+  double Truth(const Config& asked) const;                // +inf if unknown
+  double OracleTruth() const;                             // min over recorded configs
+};
+
+// Loads PREFIX.samples and PREFIX.txt's alias lines. Aborts the test (ADD_FAILURE + empty) on errors.
+std::vector<RecordedRow> LoadRecorded(const std::string& prefix);
+
+enum class NoiseMode { kRecorded, kDrift };
+inline constexpr int kDriftBlock = 12;
+
+// Which per-call statistic over ranks the search is fed (ccltune's sync payload carries both).
+enum class OverRanks { kMin, kMax };
+
+class Replay {
+ public:
+  Replay(const RecordedRow& row, NoiseMode mode, uint64_t seed, std::vector<double> drift_factors,
+         OverRanks over = OverRanks::kMax);
+  // One call of `asked` at call index `t`: its sample (µs, over ranks as `over` says) and what NCCL ran.
+  double Sample(const Config& asked, int64_t t);
+  Config Ran(const Config& asked) const;
+
+ private:
+  const RecordedRow& row_;
+  NoiseMode mode_;
+  std::mt19937_64 rng_;
+  std::vector<double> drift_;
+  int64_t drift_block_ = -1;
+  double drift_now_ = 1;
+  OverRanks over_;
+};
+
+// The default's block medians over the row's median, every row of the file: the slow-period factors.
+std::vector<double> DriftFactors(const std::vector<RecordedRow>& rows);
+
+struct DriveOptions {
+  int lookahead = 6;  // keep this many entries scheduled ahead of the calls
+  // A call's sample arrives this many calls later: on the simulated cluster's bench loop (a sync every 2
+  // calls) about 6 calls to come back through the syncs and 4 more before an answer's schedule applies.
+  int latency = 10;
+  int max_calls = 2000;
+  bool channel_truth = true;
+  bool time_waiting = true;  // the incumbent's calls while the schedule is empty are timed too
+};
+struct DriveResult {
+  Config incumbent;
+  bool converged = false;
+  int64_t calls = 0;    // calls of the workload until converged (incumbent calls while waiting included)
+  int64_t samples = 0;  // samples the search received
+  int64_t idle = 0;     // calls with nothing scheduled (the incumbent ran, a sample not asked for)
+};
+// Runs `s` like the leader: a schedule kept `lookahead` entries ahead of the calls, each call of a
+// scheduled entry a sample `sample(config, call index)` that arrives `latency` calls later, NCCL's run
+// `ran(config)` reported at the call (channel truth), the incumbent between schedules.
+using SampleFn = std::function<double(const Config&, int64_t)>;
+using RanFn = std::function<Config(const Config&)>;
+DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const DriveOptions& o);
+DriveResult Drive(Search& s, Replay& r, const DriveOptions& o);
+
+// The search space a leader would hand the search for this row.
+SearchSpace SpaceOf(const RecordedRow& row, bool channel_truth);
+
+}  // namespace ccltune::optimizer::testing

@@ -1,0 +1,163 @@
+// The search as a whole, on synthetic landscapes (landscape.hpp) driven like the leader drives it:
+// pipelined (Next answers while samples are in flight), channel truth (configs NCCL runs identically
+// are not asked twice), NCCL's default interleaved and kept when nothing is significantly better,
+// monitoring after convergence, warm start.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "tests/optimizer/landscape.hpp"
+
+namespace ccltune::optimizer {
+namespace {
+
+using testing::DriveLandscape;
+using testing::Landscape;
+using testing::MakeLandscape;
+using testing::Noise;
+using testing::SizeClass;
+
+TEST(Search, NextIsPipelinedAndStartsWithTheDefault) {
+  Landscape L = MakeLandscape(SizeClass::kMid, 1);
+  Search s(L.space, Options{});
+  EXPECT_EQ(s.state(), State::kSearching);
+  const std::vector<Candidate> a = s.Next(6);
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a.front().config.IsDefault());  // each stream starts with a default sample
+  // No sample arrived yet, and more candidates are still available (the screening round is larger).
+  const std::vector<Candidate> b = s.Next(6);
+  EXPECT_FALSE(b.empty());
+  int asked = 0;
+  for (const auto& c : a) asked += c.calls;
+  for (const auto& c : b) asked += c.calls;
+  EXPECT_EQ(s.pending(), asked);
+  // A default sample at least every kDefaultEvery (4) entries.
+  int since = 0;
+  for (const auto& v : {a, b})
+    for (const Candidate& c : v) {
+      since = c.config.IsDefault() ? 0 : since + c.calls;
+      EXPECT_LE(since, 4);
+    }
+}
+
+// NCCL runs at most 2 channels here while 32 may be asked: per subspace, only its first probe may be a
+// request NCCL runs as something else; no two asked configs run identically.
+TEST(Search, NeverAsksTwoConfigsNcclRunsIdentically) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Landscape L = MakeLandscape(SizeClass::kMid, seed, false, 32);
+    Search s(L.space, Options{});
+    SearchSpace truth = L.space;
+    std::map<Config, Config, bool (*)(const Config&, const Config&)> ran_of(
+        +[](const Config& x, const Config& y) { return x.ToString() < y.ToString(); });
+    std::map<std::pair<int, int>, int> aliased_asks;
+    Noise noise(seed, 0.05);
+    testing::DriveWith(
+        s, [&](const Config& c, int64_t) { return noise(L.True(c)); },
+        [&](const Config& c) {
+          const Config ran = c.IsDefault() ? Config{L.subs[L.nccl_sub].algo, L.subs[L.nccl_sub].proto, 2, 0}
+                                           : Config{c.algo, c.proto, std::min(c.channels, 2), 0};
+          if (!c.IsDefault() && ran_of.emplace(c, ran).second && !(ran == c)) ++aliased_asks[{c.algo, c.proto}];
+          return ran;
+        },
+        testing::DriveOptions{});
+    ASSERT_EQ(s.state(), State::kConverged) << seed;
+    for (const auto& [sub, n] : aliased_asks) EXPECT_LE(n, 1) << "seed " << seed << " subspace " << sub.first;
+    std::set<std::string> ran_seen;
+    for (const auto& [asked, ran] : ran_of)
+      if (asked == ran) EXPECT_TRUE(ran_seen.insert(ran.ToString()).second) << ran.ToString();
+    // What it converged to is what NCCL runs (never a request above the channels that exist).
+    EXPECT_LE(s.incumbent().channels, 2) << seed;
+  }
+}
+
+TEST(Search, KeepsTheDefaultOnAFlatLandscape) {
+  int switched = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    Landscape L = MakeLandscape(SizeClass::kFlat, seed);
+    Search s(L.space, Options{});
+    Noise noise(seed, 0.05);
+    ASSERT_TRUE(DriveLandscape(s, L, noise).converged);
+    switched += s.incumbent().IsDefault() ? 0 : 1;
+  }
+  // Every config costs the same: a switch is a false positive of the significance test (one-sided,
+  // two standard errors), at most a few percent.
+  EXPECT_LE(switched, 5);
+}
+
+struct ClassCase {
+  SizeClass cls;
+  double max_ratio;  // final true time / the optimum, median over seeds
+  double worst_vs_default;
+};
+
+class SearchOnLandscapes : public ::testing::TestWithParam<ClassCase> {};
+
+TEST_P(SearchOnLandscapes, FindsAGoodConfigAndNeverLosesToTheDefault) {
+  const ClassCase cc = GetParam();
+  std::vector<double> ratio;
+  double worst_vs_default = 0;
+  int64_t calls = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Landscape L = MakeLandscape(cc.cls, seed);
+    Search s(L.space, Options{});
+    Noise noise(seed, 0.05);
+    const testing::DriveResult r = DriveLandscape(s, L, noise);
+    ASSERT_TRUE(r.converged) << seed;
+    calls += r.calls;
+    ratio.push_back(L.True(r.incumbent) / L.Optimum());
+    worst_vs_default = std::max(worst_vs_default, L.True(r.incumbent) / L.True(Config{}));
+  }
+  std::sort(ratio.begin(), ratio.end());
+  EXPECT_LE(ratio[ratio.size() / 2], cc.max_ratio) << SizeClassName(cc.cls);
+  EXPECT_LE(worst_vs_default, cc.worst_vs_default) << SizeClassName(cc.cls);
+  EXPECT_LE(calls / 40, 110) << SizeClassName(cc.cls);  // 32 channels, 6 subspaces
+  std::printf("[ search ] %-11s median ratio %.3f, p90 %.3f, worst vs default %.3f, mean calls %lld\n",
+              SizeClassName(cc.cls), ratio[ratio.size() / 2], ratio[ratio.size() * 9 / 10], worst_vs_default,
+              static_cast<long long>(calls / 40));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Classes, SearchOnLandscapes,
+    ::testing::Values(ClassCase{SizeClass::kSmall, 1.03, 1.02}, ClassCase{SizeClass::kMid, 1.04, 1.02},
+                      ClassCase{SizeClass::kLarge, 1.03, 1.02}, ClassCase{SizeClass::kDefaultBest, 1.01, 1.02}),
+    [](const ::testing::TestParamInfo<ClassCase>& i) { return std::string(SizeClassName(i.param.cls)); });
+
+TEST(Search, MonitoringDriftReopens) {
+  Landscape L = MakeLandscape(SizeClass::kMid, 3);
+  Search s(L.space, Options{});
+  Noise noise(3, 0.03);
+  ASSERT_TRUE(DriveLandscape(s, L, noise).converged);
+  const Config inc = s.incumbent();
+  const double t = L.True(inc);
+  // Two windows at the converged time: nothing happens; then two windows 40% slower: searching again.
+  for (int i = 0; i < 2 * Options{}.monitor_window; ++i) s.AddSample(inc, t);
+  EXPECT_EQ(s.state(), State::kConverged);
+  for (int i = 0; i < 2 * Options{}.monitor_window; ++i) s.AddSample(inc, 1.4 * t);
+  EXPECT_EQ(s.state(), State::kSearching);
+  EXPECT_EQ(s.stats().reopened, 1);
+  EXPECT_FALSE(s.Next(4).empty());
+}
+
+TEST(Search, AdoptConvergesAtOnceAndDropPendingUnblocks) {
+  Landscape L = MakeLandscape(SizeClass::kMid, 4);
+  Search a(L.space, Options{});
+  const Config imported{kAlgoRing, kProtoLL128, 12, 0};
+  a.Adopt(imported, 42);
+  EXPECT_EQ(a.state(), State::kConverged);
+  EXPECT_EQ(a.incumbent(), imported);
+  EXPECT_DOUBLE_EQ(a.stats().incumbent_us, 42);
+  EXPECT_TRUE(a.Next(8).empty());
+
+  Search b(L.space, Options{});
+  int asked = 0;
+  for (const Candidate& c : b.Next(64)) asked += c.calls;
+  ASSERT_GT(asked, 0);
+  EXPECT_TRUE(b.Next(64).empty() || b.pending() > asked);
+  b.DropPending();  // the samples will never come: the same round is asked again
+  EXPECT_EQ(b.pending(), 0);
+  EXPECT_FALSE(b.Next(64).empty());
+}
+
+}  // namespace
+}  // namespace ccltune::optimizer

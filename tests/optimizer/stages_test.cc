@@ -1,0 +1,204 @@
+// Unit tests of the search's stages (optimizer/internal/stages.hpp) and of its sample store: what each
+// stage proposes from given samples, and how samples are keyed by what NCCL really ran and read
+// against the default measured next to them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "optimizer/internal/samples.hpp"
+#include "optimizer/internal/stages.hpp"
+
+namespace ccltune::optimizer::internal {
+namespace {
+
+constexpr Config kDef{};
+Config C(int algo, int proto, int ch, int64_t chunk = 0) { return Config{algo, proto, ch, chunk}; }
+
+SearchSpace Space(int max_channels, std::initializer_list<std::pair<int, int>> subs, int nccl_algo = kAlgoRing,
+                  int nccl_proto = kProtoSimple) {
+  SearchSpace s;
+  s.max_channels = max_channels;
+  for (auto [a, p] : subs) s.subspaces.valid_mask |= 1u << (a * kNumProtos + p);
+  s.subspaces.nccl_algo = nccl_algo;
+  s.subspaces.nccl_proto = nccl_proto;
+  return s;
+}
+
+TEST(Prior, CostTableOrdersSubspacesNcclsPickFirstOnTies) {
+  SearchSpace s = Space(8, {{kAlgoTree, kProtoLL}, {kAlgoRing, kProtoLL}, {kAlgoRing, kProtoSimple}});
+  // No estimates: NCCL's pick first, then index order.
+  EXPECT_EQ(OrderSubspaces(s), (std::vector<std::pair<int, int>>{
+                                   {kAlgoRing, kProtoSimple}, {kAlgoTree, kProtoLL}, {kAlgoRing, kProtoLL}}));
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 30;
+  s.cost[kAlgoRing * kNumProtos + kProtoLL] = 10;
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = 20;
+  EXPECT_EQ(OrderSubspaces(s), (std::vector<std::pair<int, int>>{
+                                   {kAlgoRing, kProtoLL}, {kAlgoRing, kProtoSimple}, {kAlgoTree, kProtoLL}}));
+}
+
+TEST(Screen, LogSpacedChannelPoints) {
+  EXPECT_EQ(ScreenChannels(1), (std::vector<int>{1}));
+  EXPECT_EQ(ScreenChannels(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(ScreenChannels(8), (std::vector<int>{1, 3, 8}));
+  EXPECT_EQ(ScreenChannels(24), (std::vector<int>{1, 3, 8, 24}));
+  EXPECT_EQ(ScreenChannels(32), (std::vector<int>{1, 3, 10, 32}));
+}
+
+TEST(Screen, HintsFirstThenLargestPointOfEverySubspace) {
+  SearchSpace s = Space(8, {{kAlgoTree, kProtoSimple}, {kAlgoRing, kProtoSimple}});
+  Prior p;
+  p.hints = {C(kAlgoTree, kProtoSimple, 3), C(kAlgoTree, kProtoSimple, 99)};  // the second clamps to 8
+  SampleStore st;
+  const std::vector<Config> set = ScreenSet(s, Options{}, p, st);
+  // NCCL's pick (ring/simple) leads the subspaces; points already listed by a hint are not repeated.
+  EXPECT_EQ(set, (std::vector<Config>{C(kAlgoTree, kProtoSimple, 3), C(kAlgoTree, kProtoSimple, 8),
+                                      C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoSimple, 3),
+                                      C(kAlgoRing, kProtoSimple, 1), C(kAlgoTree, kProtoSimple, 1)}));
+  Options few;
+  few.max_screen = 2;
+  EXPECT_EQ(ScreenSet(s, few, p, st).size(), 2u);
+}
+
+// With channel truth, a subspace's lower points wait until NCCL's run of its largest is known, and are
+// then spread over the channels NCCL really uses; twins of the default are never screened.
+TEST(Screen, ChannelTruthGatesAndShrinksTheRange) {
+  SearchSpace s = Space(8, {{kAlgoRing, kProtoSimple}, {kAlgoRing, kProtoLL}});
+  s.channel_truth = true;
+  SampleStore st;
+  st.NoteRan(kDef, C(kAlgoRing, kProtoSimple, 2));  // NCCL's default runs ring/simple on 2 channels
+  EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
+            (std::vector<Config>{C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoLL, 8)}));
+  st.NoteRan(C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoSimple, 2));  // only 2 channels exist
+  // ring/simple/nc2 is the default's twin now: ring/simple has nc1 left; ring/LL is still unknown.
+  EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
+            (std::vector<Config>{C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoSimple, 1)}));
+  st.NoteRan(C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoLL, 8));  // honoured: all 8 exist
+  EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
+            (std::vector<Config>{C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoSimple, 1), C(kAlgoRing, kProtoLL, 3),
+                                 C(kAlgoRing, kProtoLL, 1)}));
+}
+
+TEST(Samples, ChannelTruthMergesAliasesAndLearnsCeilings) {
+  SampleStore st;
+  st.Add(C(kAlgoRing, kProtoLL, 8), 10);
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 8)), 1);
+  st.NoteRan(C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoLL, 2));
+  // The sample moved to what NCCL ran, and every request above 2 now runs as 2.
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 8)), 0);
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 2)), 1);
+  EXPECT_EQ(st.Ceiling(kAlgoRing, kProtoLL), 2);
+  EXPECT_EQ(st.Effective(C(kAlgoRing, kProtoLL, 5)), C(kAlgoRing, kProtoLL, 2));
+  EXPECT_EQ(st.Effective(C(kAlgoRing, kProtoLL, 1)), C(kAlgoRing, kProtoLL, 1));
+  st.Add(C(kAlgoRing, kProtoLL, 6), 11);
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 2)), 2);
+  EXPECT_EQ(st.Ceiling(kAlgoTree, kProtoLL), 0);  // other subspaces unknown
+  EXPECT_FALSE(st.ChannelsKnown(kAlgoTree, kProtoLL, 4));
+  st.NoteRan(C(kAlgoTree, kProtoLL, 4), C(kAlgoTree, kProtoLL, 4));
+  EXPECT_TRUE(st.ChannelsKnown(kAlgoTree, kProtoLL, 3));
+  EXPECT_FALSE(st.ChannelsKnown(kAlgoTree, kProtoLL, 5));
+}
+
+TEST(Samples, TwinOfTheDefaultCountsAsTheDefault) {
+  SampleStore st;
+  st.NoteRan(kDef, C(kAlgoRing, kProtoSimple, 2));
+  EXPECT_TRUE(st.TwinOfDefault(C(kAlgoRing, kProtoSimple, 2)));
+  EXPECT_FALSE(st.TwinOfDefault(C(kAlgoRing, kProtoSimple, 1)));
+  st.Add(C(kAlgoRing, kProtoSimple, 2), 5);
+  st.Add(kDef, 6);
+  EXPECT_EQ(st.Count(kDef), 2);
+  EXPECT_EQ(st.Measured(), (std::vector<Config>{kDef}));
+}
+
+// A slow period that slows every config alike cancels out of the relative estimate.
+TEST(Samples, RelativeToTheLocalDefaultCancelsCommonDrift) {
+  SampleStore st;
+  const Config a = C(kAlgoRing, kProtoLL, 4);
+  for (int i = 0; i < 12; ++i) {
+    const double drift = i < 6 ? 1.0 : 3.0;  // everything three times slower in the second half
+    st.Add(kDef, 100 * drift);
+    st.Add(a, 80 * drift);
+  }
+  EXPECT_NEAR(st.Relative(a), 0.8, 1e-9);
+  EXPECT_DOUBLE_EQ(st.Relative(kDef), 1.0);
+  EXPECT_GT(st.Absolute(a), 80 * 1.5);  // the raw estimate mixes both periods
+  EXPECT_LT(st.Noise(), 1e-6);          // no spread left after normalising
+}
+
+TEST(Samples, StreamsAreNormalisedByTheirOwnDefault) {
+  SampleStore st;
+  const Config a = C(kAlgoRing, kProtoLL, 4);
+  // Two workloads of one size class: stream 1 is twice as large (twice the time).
+  for (int i = 0; i < 6; ++i) {
+    st.Add(kDef, 100, 0);
+    st.Add(kDef, 200, 1);
+    st.Add(a, 90, 0);
+    st.Add(a, 180, 1);
+  }
+  EXPECT_NEAR(st.Relative(a), 0.9, 1e-9);
+}
+
+TEST(Race, SurvivorsAreTheBestWithinTheMargin) {
+  SampleStore st;
+  const Config a = C(0, 0, 1), b = C(0, 0, 2), c = C(0, 0, 3), d = C(0, 0, 4);
+  for (int i = 0; i < 4; ++i) {
+    st.Add(kDef, 100);
+    st.Add(a, 90);
+    st.Add(b, 80);
+    st.Add(c, 85);
+    st.Add(d, 200);  // more than kRaceMargin times the best
+  }
+  EXPECT_EQ(Survivors({a, b, c, d}, st, 3), (std::vector<Config>{b, c, a}));
+  EXPECT_EQ(Survivors({a, b, c, d}, st, 10), (std::vector<Config>{b, c, a}));
+  EXPECT_EQ(Leader({a, b, c, d}, st), b);
+  EXPECT_EQ(Survivors({C(1, 1, 1)}, st, 2), std::vector<Config>{});  // unmeasured: nothing to keep
+}
+
+TEST(Refine, HalvesTheChannelBracketThenTriesChunks) {
+  SearchSpace s = Space(24, {{kAlgoRing, kProtoSimple}});
+  SampleStore st;
+  for (int c : {1, 3, 8, 24}) st.Add(C(kAlgoRing, kProtoSimple, c), 10);
+  EXPECT_EQ(Neighbours(C(kAlgoRing, kProtoSimple, 8), s, st),
+            (std::vector<Config>{C(kAlgoRing, kProtoSimple, 5), C(kAlgoRing, kProtoSimple, 16)}));
+  EXPECT_EQ(Neighbours(C(kAlgoRing, kProtoSimple, 1), s, st), (std::vector<Config>{C(kAlgoRing, kProtoSimple, 2)}));
+  // A closed bracket: nothing left on channels; with a chunk axis, a spread of chunk sizes follows.
+  st.Add(C(kAlgoRing, kProtoSimple, 2), 10);
+  EXPECT_TRUE(Neighbours(C(kAlgoRing, kProtoSimple, 1), s, st).empty());
+  s.chunk_dim = true;
+  s.chunk_grain[kProtoSimple] = 512;
+  s.chunk_min[kProtoSimple] = 512 * 16;
+  s.chunk_max[kProtoSimple] = 1 << 20;
+  const std::vector<Config> chunks = Neighbours(C(kAlgoRing, kProtoSimple, 1), s, st);
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks.front().chunk_bytes, 512 * 16);
+  EXPECT_EQ(chunks.back().chunk_bytes, 1 << 20);
+  // Channel truth: NCCL runs at most 2 channels here, so the bracket above 1 is closed at 2.
+  SampleStore t;
+  t.NoteRan(C(kAlgoRing, kProtoSimple, 24), C(kAlgoRing, kProtoSimple, 2));
+  t.Add(C(kAlgoRing, kProtoSimple, 2), 10);
+  t.Add(C(kAlgoRing, kProtoSimple, 1), 10);
+  s.chunk_dim = false;
+  EXPECT_TRUE(Neighbours(C(kAlgoRing, kProtoSimple, 2), s, t).empty());
+}
+
+TEST(Decide, SwitchesOnlyOnASignificantGain) {
+  const Config a = C(kAlgoRing, kProtoLL, 4);
+  auto store = [&](double rel, double spread, int n) {
+    SampleStore st;
+    for (int i = 0; i < n; ++i) {
+      const double e = (i % 2 ? 1 : -1) * spread;
+      st.Add(kDef, 100 * (1 - e));
+      st.Add(a, 100 * rel * (1 + e));
+    }
+    return st;
+  };
+  EXPECT_TRUE(Decide(a, store(0.80, 0.02, 8), 0.02).switch_to_winner);
+  EXPECT_FALSE(Decide(a, store(0.99, 0.02, 8), 0.02).switch_to_winner);  // below min_gain
+  EXPECT_FALSE(Decide(a, store(0.99, 0.02, 8), 0.02).undecided);
+  const Verdict noisy = Decide(a, store(0.90, 0.25, 8), 0.02);  // a 10% gain under 25% noise
+  EXPECT_FALSE(noisy.switch_to_winner);
+  EXPECT_TRUE(noisy.undecided);
+  EXPECT_FALSE(Decide(kDef, store(0.5, 0.02, 8), 0.02).switch_to_winner);  // the default is no switch
+}
+
+}  // namespace
+}  // namespace ccltune::optimizer::internal
