@@ -187,10 +187,40 @@ struct CallPath::Unit {
   Config cfg;
 };
 
+void CallPath::CreatedInUserGroup(ncclComm_t comm, const ncclConfig_t* config) {
+  CreatedInGroup c;
+  c.comm = comm;
+  if (config != nullptr) {
+    c.has_config = true;
+    c.config = *config;
+  }
+  t_calls.created.push_back(c);
+}
+
+void CallPath::TakeOnCreated(ncclResult_t group_result) {
+  std::vector<CreatedInGroup> created;
+  created.swap(t_calls.created);
+  // A blocking init completes inside the group end (ncclSuccess); a non-blocking one is still in
+  // progress (ncclInProgress), and the lifecycle passes such a communicator through.
+  if (group_result != ncclSuccess && group_result != ncclInProgress) return;
+  const bool several = created.size() > 1;
+  for (const CreatedInGroup& c : created) {
+    rt_.lifecycle().OnCommCreated(c.comm, c.has_config ? &c.config : nullptr, /*multi_gpu_thread=*/several);
+  }
+}
+
 ncclResult_t CallPath::GroupEnd(NcclCall fn, bool simulate) {
   ThreadCalls& tc = t_calls;
   if (tc.group_depth == 0) return fn();  // unbalanced: NCCL reports it
   if (--tc.group_depth > 0) return fn();
+  if (tc.created.empty()) return LaunchGroup(fn, simulate);
+  const ncclResult_t r = LaunchGroup(fn, simulate);
+  TakeOnCreated(r);
+  return r;
+}
+
+ncclResult_t CallPath::LaunchGroup(NcclCall fn, bool simulate) {
+  ThreadCalls& tc = t_calls;
   if (tc.group.empty()) return fn();
   GroupScratch& sc = t_scratch;
   std::swap(sc.group, tc.group);  // the group's collectives; tc.group is empty (with capacity) for the next

@@ -29,12 +29,23 @@ class CallPath {
   ncclResult_t GroupEnd(NcclCall fn, bool simulate);
   // True inside an open user group on this thread.
   bool InUserGroup() const;
+  // A communicator created inside the open user group (ncclCommInitRank, ...Config, ...Scalable,
+  // ncclCommSplit, ncclCommShrink): NCCL initializes it at the outermost ncclGroupEnd, which hands it
+  // to the lifecycle. One communicator created in a group on its thread (nccl-tests, one process per
+  // GPU) is tuned like any other; several created in one group on one thread (one thread driving
+  // several GPUs) pass through.
+  void CreatedInUserGroup(ncclComm_t comm, const ncclConfig_t* config);
 
   // The coordinator's sample hook: this rank's timings of timed calls first..first+n-1 (cs.mu held).
   void FillSamples(CommState& cs, uint64_t first, int n, coordinator::SampleWords* words);
 
  private:
   struct Unit;
+  // The outermost group end's collectives: one unit per communicator, decided, launched, synced.
+  ncclResult_t LaunchGroup(NcclCall fn, bool simulate);
+  // After the outermost group end: the communicators created in the group, to the lifecycle (none
+  // when NCCL failed the group).
+  void TakeOnCreated(ncclResult_t group_result);
   // Decides one unit's config; cs.mu held. `key_calls` describes the unit when it is seen first.
   Config Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> key_calls, bool grouped, bool capturing,
                 bool* timed, uint64_t* seq, bool* record_space);

@@ -79,7 +79,7 @@ void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, b
   executor::Device* device = rt_.device();
   if (multi_gpu_thread) {
     o.passthrough = true;
-    o.passthrough_reason = "one thread drives several communicators (ncclCommInitAll or init inside a group)";
+    o.passthrough_reason = "one thread drives several communicators (ncclCommInitAll, or several created in one group)";
   } else if (!blocking) {
     o.passthrough = true;
     o.passthrough_reason = "non-blocking communicator";

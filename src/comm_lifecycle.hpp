@@ -17,7 +17,8 @@ class CommState;
 class CommLifecycle {
  public:
   explicit CommLifecycle(Runtime& rt) : rt_(rt) {}
-  // `multi_gpu_thread`: created by ncclCommInitAll or inside a group that creates several.
+  // `multi_gpu_thread`: created by ncclCommInitAll, or inside a group that creates several on this thread.
+  // A communicator created inside a group comes here at the group's end (CallPath::GroupEnd).
   void OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool multi_gpu_thread);
   void OnCommGone(ncclComm_t comm, bool abort);
   // Leader: ships the config of the first CSV line that matches `key` as an import; cs.mu held.

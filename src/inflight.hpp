@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "nccl.h"
 #include "vocab/types.hpp"
 
 namespace ccltune {
@@ -35,10 +36,19 @@ struct GroupColl {
   void* stream = nullptr;
 };
 
+// A communicator created inside an open user group: NCCL initializes it at the group's end, so
+// ccltune takes it on then (CallPath::GroupEnd), with a copy of the config it was created with.
+struct CreatedInGroup {
+  ncclComm_t comm = nullptr;
+  bool has_config = false;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+};
+
 struct ThreadCalls {
   int group_depth = 0;
-  std::vector<GroupColl> group;    // collectives of the open user group, in issue order
-  std::vector<InFlight> inflight;  // decisions the plugin may be asked about now
+  std::vector<GroupColl> group;         // collectives of the open user group, in issue order
+  std::vector<CreatedInGroup> created;  // communicators created in the open user group
+  std::vector<InFlight> inflight;       // decisions the plugin may be asked about now
 };
 
 // This thread's calls. Its vectors keep their capacity, so a warm thread allocates nothing per call.

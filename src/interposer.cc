@@ -32,6 +32,16 @@ CallDesc Desc(Coll c, ncclDataType_t dt, int op, size_t count) {
   return CallDesc{c, static_cast<int>(dt), op, static_cast<uint64_t>(count) * DtypeSize(static_cast<int>(dt))};
 }
 
+// A communicator just created: to the lifecycle now, or, when created inside a user group (NCCL
+// initializes it at the group's end), at the outermost ncclGroupEnd of this thread.
+void TakeOn(ncclComm_t comm, const ncclConfig_t* config, bool in_group) {
+  if (in_group) {
+    Runtime::Get().calls().CreatedInUserGroup(comm, config);
+  } else {
+    Runtime::Get().lifecycle().OnCommCreated(comm, config, /*multi_gpu_thread=*/false);
+  }
+}
+
 }  // namespace
 }  // namespace ccltune
 
@@ -122,7 +132,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t*
   const bool tuning = Tuning(scope);
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRank, comm, nranks, id, rank);
-  if (tuning && r == ncclSuccess && comm != nullptr) Runtime::Get().lifecycle().OnCommCreated(*comm, nullptr, in_group);
+  if (tuning && r == ncclSuccess && comm != nullptr) TakeOn(*comm, nullptr, in_group);
   return r;
 }
 
@@ -135,7 +145,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(ncclC
   ncclResult_t r = FORWARD(CommInitRankConfig, comm, nranks, id, rank, config);
   // A non-blocking init returns ncclInProgress: the communicator is passed through (see OnCommCreated).
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    Runtime::Get().lifecycle().OnCommCreated(*comm, config, in_group);
+    TakeOn(*comm, config, in_group);
   }
   return r;
 }
@@ -148,7 +158,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankScalable(ncc
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRankScalable, comm, nranks, rank, nId, ids, config);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    Runtime::Get().lifecycle().OnCommCreated(*comm, config, in_group);
+    TakeOn(*comm, config, in_group);
   }
   return r;
 }
@@ -171,7 +181,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommSplit, comm, color, key, newcomm, config);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    Runtime::Get().lifecycle().OnCommCreated(*newcomm, config, in_group);
+    TakeOn(*newcomm, config, in_group);
   }
   return r;
 }
@@ -184,7 +194,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommShrink(ncclComm_t co
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommShrink, comm, exclude, nexclude, newcomm, config, flags);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    Runtime::Get().lifecycle().OnCommCreated(*newcomm, config, in_group);
+    TakeOn(*newcomm, config, in_group);
   }
   return r;
 }

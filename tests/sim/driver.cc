@@ -31,6 +31,7 @@ int g_size = 1;
 struct Api {
   decltype(&ccltuneIsActive) is_active = nullptr;
   decltype(&ccltuneSetMode) set_mode = nullptr;
+  decltype(&ccltuneGetMode) get_mode = nullptr;
   decltype(&ccltuneGetWorkloadStats) stats = nullptr;
   decltype(&ccltuneListWorkloads) list = nullptr;
   decltype(&ccltuneExport) export_now = nullptr;
@@ -40,6 +41,7 @@ struct Api {
   Api() {
     is_active = reinterpret_cast<decltype(is_active)>(dlsym(RTLD_DEFAULT, "ccltuneIsActive"));
     set_mode = reinterpret_cast<decltype(set_mode)>(dlsym(RTLD_DEFAULT, "ccltuneSetMode"));
+    get_mode = reinterpret_cast<decltype(get_mode)>(dlsym(RTLD_DEFAULT, "ccltuneGetMode"));
     stats = reinterpret_cast<decltype(stats)>(dlsym(RTLD_DEFAULT, "ccltuneGetWorkloadStats"));
     list = reinterpret_cast<decltype(list)>(dlsym(RTLD_DEFAULT, "ccltuneListWorkloads"));
     export_now = reinterpret_cast<decltype(export_now)>(dlsym(RTLD_DEFAULT, "ccltuneExport"));
@@ -247,6 +249,70 @@ TEST(Sim, GroupsAreOneWorkload) {
     EXPECT_EQ(grouped, 1);
   }
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// nccl-tests' way: the communicator is created inside ncclGroupStart/End (NCCL initializes it at the
+// group's end) and every collective is a group of one. One communicator created in a group on its
+// thread is the ordinary case: tuned, and the group of one is the collective's own workload.
+TEST(Sim, CommunicatorCreatedInAGroupIsTuned) {
+  ASSERT_TRUE(api().present());
+  ncclUniqueId id;
+  if (g_rank == 0) ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclCommInitRank(&comm, g_size, id, g_rank), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  ASSERT_NE(comm, nullptr);
+  ccltuneMode_t mode = ccltuneModeForced;
+  ASSERT_EQ(api().get_mode(comm, &mode), ccltuneSuccess) << "the communicator is not known to ccltune";
+  EXPECT_EQ(mode, ccltuneModeTune);
+  // Not passed through: a passed-through communicator refuses a mode (ccltuneUnavailable).
+  EXPECT_EQ(api().set_mode(comm, ccltuneModeTune, nullptr), ccltuneSuccess);
+  const size_t count = 256 * 1024;  // 1 MiB of floats
+  Buffers b(count);
+  for (int it = 0; it < 400; ++it) {
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(b.send.data(), b.recv.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  }
+  CheckedAllReduce(comm, count, g_size, g_rank);  // ungrouped: the same workload, its converged config
+  if (g_rank == 0) {
+    const auto s = Stats(comm, 4, ncclFloat32, ncclSum, count * sizeof(float));
+    EXPECT_EQ(s.state, ccltuneStateConverged);
+    EXPECT_EQ(s.grouped, 0);
+    EXPECT_EQ(s.calls, 401);
+    EXPECT_GT(s.samples, 0);
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// One thread creating two communicators in one group drives several communicators from one thread
+// (as ncclCommInitAll does): both pass through, and the collectives run on NCCL's defaults, in lockstep.
+TEST(Sim, SeveralCommunicatorsCreatedInOneGroupPassThrough) {
+  ASSERT_TRUE(api().present());
+  ncclUniqueId ids[2];
+  if (g_rank == 0) {
+    ASSERT_EQ(ncclGetUniqueId(&ids[0]), ncclSuccess);
+    ASSERT_EQ(ncclGetUniqueId(&ids[1]), ncclSuccess);
+  }
+  MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclCommInitRank(&comms[0], g_size, ids[0], g_rank), ncclSuccess);
+  ASSERT_EQ(ncclCommInitRank(&comms[1], g_size, ids[1], g_rank), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  for (ncclComm_t comm : comms) {
+    ASSERT_NE(comm, nullptr);
+    EXPECT_EQ(api().set_mode(comm, ccltuneModeTune, nullptr), ccltuneUnavailable);
+    Loop(comm, 64 * 1024, 50);
+    CheckedAllReduce(comm, 64 * 1024, g_size, g_rank);
+  }
+  // A communicator created afterwards, outside a group, is tuned as usual.
+  ncclComm_t later = MakeComm(MPI_COMM_WORLD);
+  EXPECT_EQ(api().set_mode(later, ccltuneModeTune, nullptr), ccltuneSuccess);
+  EXPECT_EQ(ncclCommDestroy(later), ncclSuccess);
+  for (ncclComm_t comm : comms) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
 TEST(Sim, TwoCommunicatorsASplitAndDestroyDuringTuning) {
