@@ -19,7 +19,17 @@ namespace {
 }
 
 // The fingerprint the seeds carry, so mutations reach the workload parsing.
-ct::Fingerprint Fp() { return {"simulated", 4, 1, 22809, 6, 32, "0.1.0"}; }
+ct::Fingerprint Fp() {
+  ct::Fingerprint fp;
+  fp.gpu = "simulated";
+  fp.nranks = 4;
+  fp.nnodes = 1;
+  fp.nccl_version = 22809;
+  fp.plugin_version = 6;
+  fp.channel_budget = 32;
+  fp.ccltune_version = "0.1.0";
+  return fp;
+}
 
 const char kSource[] = "fuzz-input.json";
 
