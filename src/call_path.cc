@@ -53,6 +53,9 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
   // count no units and time nothing.
   if (cs.mode == ccltuneModeDefault) return Config{};
   if (cs.mode == ccltuneModeForced) return cs.forced;
+  // A new workload pulls the next sync points in (every rank alike: they all see the same calls), and so
+  // does its second call, where the leader starts its class's search (Leader::kMinUnitsToSearch).
+  if (slot.calls == 2) cs.coord->NoteNewWorkload();
   if (first_sight) {
     cs.coord->NoteNewWorkload();
     // An update (an import) may have arrived before this rank saw the workload.

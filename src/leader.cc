@@ -76,15 +76,18 @@ void Leader::OnUnit(uint64_t workload, const WorkloadKey& key) {
   detector_.Observe(workload);
   Work& w = Get(workload);
   ++w.units_this_interval;
-  if (w.class_id != 0) return;
-  w.key = key;
-  SizeClass sc = SizeClassOf(key);
-  if (!o_.size_classes) sc.id = workload;
-  w.class_id = sc.id;
-  Class& c = classes_[sc.id];
-  if (c.members.empty()) c.bounds = sc;
-  w.stream = static_cast<int>(c.members.size());
-  c.members.push_back(workload);
+  if (w.search_ready) return;
+  if (w.class_id == 0) {
+    w.key = key;
+    SizeClass sc = SizeClassOf(key);
+    if (!o_.size_classes) sc.id = workload;
+    w.class_id = sc.id;
+    Class& c = classes_[sc.id];
+    if (c.members.empty()) c.bounds = sc;
+    w.stream = static_cast<int>(c.members.size());
+    c.members.push_back(workload);
+  }
+  ++classes_[w.class_id].units;
   EnsureSearch(w);
 }
 
@@ -126,9 +129,21 @@ void Leader::OnSpace(uint64_t workload, const SubspaceSet& space,
 }
 
 void Leader::EnsureSearch(Work& w) {
-  if (!w.space_known || w.import.has_value() || w.from_import) return;  // imported: never searched
+  if (w.import.has_value() || w.from_import) {  // imported: never searched
+    w.search_ready = true;
+    return;
+  }
+  if (!w.space_known) return;
   Class* c = ClassOf(w);
-  if (c == nullptr || c->search.has_value()) return;
+  if (c == nullptr) return;
+  if (c->search.has_value()) {
+    w.search_ready = true;
+    return;
+  }
+  // A search starts at its class's second call: a call seen once (a set-up broadcast, a one-off
+  // all-reduce) stays on NCCL's default and is never reported as searching.
+  if (c->units < kMinUnitsToSearch) return;
+  w.search_ready = true;
   optimizer::SearchSpace ss;
   ss.subspaces = w.space;
   ss.cost = w.cost;

@@ -35,6 +35,8 @@ SizeClass SizeClassOf(const WorkloadKey& key);
 class Leader {
  public:
   enum class Timing { kMinOverRanks, kMaxOverRanks };
+  // Calls of a size class before its search starts (see EnsureSearch).
+  static constexpr uint64_t kMinUnitsToSearch = 2;
   struct Options {
     optimizer::Options search;
     int channel_budget = 32;
@@ -100,8 +102,9 @@ class Leader {
     bool space_known = false;
     SubspaceSet space;
     std::array<float, kNumAlgos * kNumProtos> cost{};
-    uint64_t units_this_interval = 0;                       // calls seen since the last Build
-    uint64_t calls_per_interval = 1;                        // as seen in the last interval (the lookahead's unit)
+    bool search_ready = false;         // its class's search exists, or it is imported: OnUnit has nothing to start
+    uint64_t units_this_interval = 0;  // calls seen since the last Build
+    uint64_t calls_per_interval = 1;   // as seen in the last interval (the lookahead's unit)
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
     int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
@@ -111,6 +114,7 @@ class Leader {
     std::vector<uint64_t> members;  // workloads, in first-seen order
     std::optional<optimizer::Search> search;
     bool searched_before = false;
+    uint64_t units = 0;  // calls of its members seen before its search started
   };
   struct Timed {
     uint64_t workload = 0;

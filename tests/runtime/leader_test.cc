@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -214,9 +215,32 @@ TEST(Leader, CostTableSeenBeforeTheFirstCountedUnitStillStartsTheSearch) {
   leader.OnSpace(k.Hash(), RingAndTree(), Costs());
   EXPECT_TRUE(leader.Build(book).updates.empty());  // not a unit yet: nothing to schedule
   leader.OnUnit(k.Hash(), k);
+  EXPECT_TRUE(leader.Build(book).updates.empty());  // one call: not searched yet
+  leader.OnUnit(k.Hash(), k);
   const coordinator::LeaderMessage m = leader.Build(book);
   ASSERT_EQ(m.updates.size(), 1u);
   EXPECT_GT(m.updates[0].entries.size(), 1u);
+}
+
+// A call seen once (a set-up broadcast, a one-off all-reduce) is never searched, so it never shows as
+// searching and never holds a job's "everything converged" back; a second call of its size class (another
+// member included) starts the class's search.
+TEST(Leader, ACallSeenOnceIsNotSearched) {
+  Leader leader(Opts());
+  coordinator::ScheduleBook book;
+  const WorkloadKey once = Key(3 << 20);
+  leader.OnSpace(once.Hash(), RingAndTree(), Costs());
+  leader.OnUnit(once.Hash(), once);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(leader.Build(book).updates.empty());
+  // Another workload of the same size class (2-4 MiB): the class's second call starts its one search,
+  // which schedules both members (and converges both).
+  const WorkloadKey member = Key((3 << 20) + 4096);
+  leader.OnSpace(member.Hash(), RingAndTree(), Costs());
+  leader.OnUnit(member.Hash(), member);
+  const coordinator::LeaderMessage m = leader.Build(book);
+  ASSERT_FALSE(m.updates.empty());
+  EXPECT_TRUE(std::any_of(m.updates.begin(), m.updates.end(),
+                          [&](const coordinator::WorkloadUpdate& u) { return u.workload == member.Hash(); }));
 }
 
 TEST(Leader, ImportShipsConvergedFinalEntries) {
@@ -249,6 +273,7 @@ TEST(Leader, ManyWorkloadsFitOnePayloadAtATime) {
     const WorkloadKey k = Key(uint64_t{1} << (10 + i));  // 20 size classes
     leader.OnUnit(k.Hash(), k);
     leader.OnSpace(k.Hash(), RingAndTree(), Costs());
+    leader.OnUnit(k.Hash(), k);  // the second call starts the search
   }
   coordinator::LeaderMessage m = leader.Build(book);
   EXPECT_FALSE(m.updates.empty());
