@@ -192,13 +192,12 @@ std::vector<std::string> ValidateCsv(const std::string& text, const std::string&
 // whose search decided the config (in the same bytes; "-" where unknown or for a group), dtype, op,
 // NCCL's default (its own algorithm/protocol pick from the cost table; its own channel count), its
 // median time, the tuned config as NCCL runs it (an algorithm/protocol NCCL would not accept for the
-// call, or one NCCL_ALGO/NCCL_PROTO overrides, shows as NCCL's), what NCCL really ran for it (channel
+// call, one NCCL_ALGO/NCCL_PROTO leave out among them, shows as NCCL's), what NCCL really ran for it (channel
 // truth; "?" where unknown), its median time, the speed-up, the samples and the state; then one legend
 // line if a config came from an import. Each line starts with `indent`; no line ends with a newline
 // except between lines.
 struct TableOptions {
   int nranks = 1;
-  bool nccl_env_forces_algo = false;  // NCCL_ALGO or NCCL_PROTO set: ccltune leaves algorithm/protocol alone
   std::string indent = "  ";
 };
 std::string FormatTable(const std::vector<Entry>& entries, const TableOptions& options);
@@ -209,6 +208,6 @@ uint64_t DisplayBytes(const WorkloadKey& key, int nranks);
 // nullopt for a group, where the class is unknown, or where it does not hold the workload's own bytes.
 std::optional<std::pair<uint64_t, uint64_t>> SizeClassTunerBytes(const Entry& e, int nranks);
 // The config as NCCL runs it, as the table's tuned column writes it.
-std::string RunConfigText(const Entry& e, bool nccl_env_forces_algo);
+std::string RunConfigText(const Entry& e);
 
 }  // namespace ccltune::config_table

@@ -58,12 +58,11 @@ std::optional<std::pair<uint64_t, uint64_t>> SizeClassTunerBytes(const Entry& e,
   return std::make_pair(lo, NcclTunerBytes(b, nranks) - 1);
 }
 
-std::string RunConfigText(const Entry& e, bool nccl_env_forces_algo) {
+std::string RunConfigText(const Entry& e) {
   const Config& c = e.config;
   if (c.IsDefault()) return "default";
   std::string s;
-  const bool nccl_picks =
-      !c.HasSubspace() || nccl_env_forces_algo || (e.subspaces.valid_mask != 0 && !e.subspaces.Valid(c.algo, c.proto));
+  const bool nccl_picks = !c.HasSubspace() || (e.subspaces.valid_mask != 0 && !e.subspaces.Valid(c.algo, c.proto));
   s = nccl_picks ? std::string("nccl") : internal::Cat(AlgoName(c.algo), "/", ProtoName(c.proto));
   s += c.channels > 0 ? internal::Cat("/nc", c.channels) : std::string("/nc-nccl");
   if (c.chunk_bytes > 0) s += internal::Cat("/chunk", c.chunk_bytes);
@@ -95,7 +94,7 @@ std::string FormatTable(const std::vector<Entry>& entries_in, const TableOptions
     c.nccl = known_pick ? internal::Cat(AlgoName(e.subspaces.nccl_algo), "/", ProtoName(e.subspaces.nccl_proto))
                         : std::string("?");
     c.default_us = Micros(e.default_us);
-    c.tuned = RunConfigText(e, o.nccl_env_forces_algo);
+    c.tuned = RunConfigText(e);
     // What NCCL ran for the config, as its profiler reported it (the channels it really used).
     const Config ran = e.RanFor(e.config);
     c.ran = ran.HasSubspace() ? ran.ToString() : std::string("?");

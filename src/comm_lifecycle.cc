@@ -109,7 +109,7 @@ void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, b
                               kVersion, cs->passthrough() ? "passing through" : "tuning", v / 10000, (v / 100) % 100,
                               v % 100, rt_.plugin().abi(), device != nullptr ? device->name() : "none",
                               o.channel_budget, truth,
-                              rt_.user_forced_algo() ? ", NCCL_ALGO/NCCL_PROTO respected" : ""));
+                              rt_.nccl_env_limits_algo() ? ", searching within what NCCL_ALGO/NCCL_PROTO allow" : ""));
   }
 }
 

@@ -24,7 +24,10 @@ std::string ChannelsNote(int channels) {
 
 void Exporter::Snapshot(CommState& cs) {
   if (cs.rank() != 0 || cs.passthrough()) return;
-  for (const auto& [h, w] : cs.workloads) {
+  // Not structured bindings: the lambda below uses them, which clang before 16 does not accept.
+  for (const auto& item : cs.workloads) {
+    const uint64_t h = item.first;
+    const auto& w = item.second;
     std::optional<Leader::WorkloadStats> st;
     if (cs.leader) st = cs.leader->StatsOf(h);
     cs.table().Update(w.key, [&](config_table::Entry& e) {
@@ -133,9 +136,8 @@ void Exporter::AtExit() {
     retired = retired_;
   }
   for (const auto& [fp, all] : retired.comms) {
-    const std::string text =
-        SummaryText(absl::StrFormat("destroyed communicator of %d ranks%s", fp.nranks, ChannelsNote(fp.channels)), all,
-                    fp.nranks, rt_.user_forced_algo());
+    const std::string text = SummaryText(
+        absl::StrFormat("destroyed communicator of %d ranks%s", fp.nranks, ChannelsNote(fp.channels)), all, fp.nranks);
     if (!text.empty()) LogAlways(text);
   }
   for (auto& cs : rt_.comms().Live()) {
@@ -145,7 +147,7 @@ void Exporter::AtExit() {
     const std::string text = SummaryText(
         absl::StrFormat("communicator %p, %d ranks%s%s%s", static_cast<void*>(cs->comm()), cs->nranks(),
                         ChannelsNote(cs->max_ran_channels), cs->stopped ? ", tuning stopped: " : "", cs->stop_reason),
-        cs->table().Snapshot(), cs->nranks(), rt_.user_forced_algo());
+        cs->table().Snapshot(), cs->nranks());
     if (!text.empty()) LogAlways(text);
   }
 }

@@ -101,7 +101,9 @@ void PluginBridge::GetCollInfo(void* vctx, int coll, size_t nbytes, int num_pipe
   }
   const Config& c = f->config;
   bool subspace_set = false;
-  if (c.HasSubspace() && !rt_.user_forced_algo()) {
+  // Only an entry NCCL's cost table allows: NCCL sets the cost of what NCCL_ALGO/NCCL_PROTO disable (and
+  // of what cannot run here) to -1, so the user's limits hold as NCCL reads them, per collective included.
+  if (c.HasSubspace()) {
     if (c.algo < num_algo && c.proto < num_proto && t[c.algo * num_proto + c.proto] >= 0) {
       t[c.algo * num_proto + c.proto] = 0.0f;
       subspace_set = true;

@@ -18,7 +18,7 @@ Runtime::Runtime() : plugin_(*this), calls_(*this), lifecycle_(*this), exporter_
   settings_ = Settings::FromEnv(+[](const char* n) -> const char* { return getenv(n); });
   ConfigureLog(settings_.debug, settings_.debug_subsys);
   for (const std::string& w : settings_.warnings) CCLTUNE_WARN(kInit, "%s", w);
-  user_forced_algo_ = getenv("NCCL_ALGO") != nullptr || getenv("NCCL_PROTO") != nullptr;
+  nccl_env_limits_algo_ = getenv("NCCL_ALGO") != nullptr || getenv("NCCL_PROTO") != nullptr;
   active_ = !settings_.disable && RealNcclFound();
   if (!settings_.disable && !RealNcclFound()) {
     CCLTUNE_WARN(kInit, "no NCCL found in this process; ccltune passes every call through");

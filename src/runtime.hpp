@@ -34,7 +34,9 @@ class Runtime {
   // False when disabled or when no NCCL is in the process: everything passes straight through.
   bool active() const { return active_; }
   const Settings& settings() const { return settings_; }
-  bool user_forced_algo() const { return user_forced_algo_; }
+  // NCCL_ALGO or NCCL_PROTO is set in this process's environment: NCCL's cost table leaves out what they
+  // disable, and the search chooses among the rest (informative: the start line says so).
+  bool nccl_env_limits_algo() const { return nccl_env_limits_algo_; }
   // The device backend, opened at the first communicator (nullptr if none could be; then `device_error`).
   executor::Device* device() {
     if (executor::Device* d = device_ptr_.load(std::memory_order_acquire)) return d;
@@ -61,7 +63,7 @@ class Runtime {
 
   Settings settings_;
   bool active_ = false;
-  bool user_forced_algo_ = false;
+  bool nccl_env_limits_algo_ = false;
   executor::Device* OpenDeviceOnce();
   std::mutex device_mu_;
   std::unique_ptr<executor::Device> device_;

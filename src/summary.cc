@@ -13,13 +13,11 @@ std::vector<config_table::Entry> SummaryRows(const std::vector<config_table::Ent
   return out;
 }
 
-std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks,
-                        bool nccl_env_forces_algo) {
+std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks) {
   const std::vector<config_table::Entry> rows = SummaryRows(entries);
   if (rows.empty()) return std::string();
   config_table::TableOptions o;
   o.nranks = nranks;
-  o.nccl_env_forces_algo = nccl_env_forces_algo;
   return absl::StrFormat("summary: %s\n%s", title, config_table::FormatTable(rows, o));
 }
 

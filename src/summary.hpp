@@ -16,8 +16,7 @@ std::vector<config_table::Entry> SummaryRows(const std::vector<config_table::Ent
 
 // "summary: <title>" and the tuned table of SummaryRows(`entries`) (bytes as nccl-tests counts them on
 // `nranks`); empty when there is no such row.
-std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks,
-                        bool nccl_env_forces_algo);
+std::string SummaryText(const std::string& title, const std::vector<config_table::Entry>& entries, int nranks);
 
 // Logs (always) that the leader of a communicator of `nranks` ranks loaded `count` entries (`what`: "configs"
 // or "CSV lines") from the import file `path`; they apply without tuning.

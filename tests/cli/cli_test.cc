@@ -187,14 +187,14 @@ TEST(Show, TableAsTheExitSummary) {
 
 TEST(Table, ConfigAsNcclRunsIt) {
   Entry e = E(Coll::kAllReduce, 4096, Config{kAlgoTree, kProtoLL128, 0, 0});
-  EXPECT_EQ(config_table::RunConfigText(e, false), "tree/ll128/nc-nccl");
+  EXPECT_EQ(config_table::RunConfigText(e), "tree/ll128/nc-nccl");
   e.subspaces.valid_mask = 1u << (kAlgoRing * kNumProtos + kProtoSimple);  // NCCL allowed ring/simple only
-  EXPECT_EQ(config_table::RunConfigText(e, false), "nccl/nc-nccl");
+  EXPECT_EQ(config_table::RunConfigText(e), "nccl/nc-nccl");
   e.config = kRingLL128;
   e.subspaces.valid_mask = 0x3f;
-  EXPECT_EQ(config_table::RunConfigText(e, true), "nccl/nc16");  // NCCL_ALGO/NCCL_PROTO win
+  EXPECT_EQ(config_table::RunConfigText(e), "ring/ll128/nc16");
   e.config = Config{};
-  EXPECT_EQ(config_table::RunConfigText(e, false), "default");
+  EXPECT_EQ(config_table::RunConfigText(e), "default");
 }
 
 TEST(Show, CsvLines) {

@@ -251,6 +251,67 @@ TEST(Sim, GroupsAreOneWorkload) {
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
+// Run with NCCL_ALGO=^Tree NCCL_PROTO=^LL: NCCL gives what they leave out the cost -1, and ccltune searches
+// among the rest: algorithms and protocols are still tuned (PyTorch's deterministic mode sets NCCL_ALGO=^NVLS),
+// and no workload ends on tree or LL.
+TEST(Sim, NcclAlgoAndProtoLimitTheSearch) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STREQ(Env("NCCL_ALGO"), "^Tree");
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  auto last_config = reinterpret_cast<void (*)(int*, int*, int*)>(dlsym(RTLD_DEFAULT, "simncclLastConfig"));
+  ASSERT_NE(last_config, nullptr) << "run against the simulated NCCL";
+  int applied = 0;
+  for (size_t count : {16 * 1024, 256 * 1024, 4 * 1024 * 1024}) {
+    CheckedAllReduce(comm, count, g_size, g_rank);
+    Loop(comm, count, 500);
+    // What NCCL ran for the converged config's next call: never what the variables leave out, and the
+    // algorithm/protocol ccltune chose where it chose one (applied, not only recorded).
+    const auto s = Stats(comm, 4, ncclFloat32, ncclSum, count * sizeof(float));
+    Loop(comm, count, 1);
+    int algo = -1, proto = -1, channels = 0;
+    last_config(&algo, &proto, &channels);
+    EXPECT_NE(algo, 0) << count;
+    EXPECT_NE(proto, 0) << count;
+    if (s.config.algorithm >= 0) {
+      EXPECT_EQ(algo, s.config.algorithm) << count;
+      EXPECT_EQ(proto, s.config.protocol) << count;
+      ++applied;
+    }
+  }
+  if (g_rank == 0) EXPECT_GT(applied, 0) << "ccltune chose no algorithm/protocol: it left them to NCCL";
+  // A forced config (every rank alike) runs as asked where the variables allow it, whatever NCCL would pick
+  // itself; tree, which NCCL_ALGO leaves out, is never applied: NCCL picks among the rest.
+  for (int want_proto : {1, 2}) {  // ring/LL128, ring/Simple: at least one is not NCCL's own pick
+    const ccltuneConfig_t f{1, want_proto, 0, 0};
+    ASSERT_EQ(api().set_mode(comm, ccltuneModeForced, &f), ccltuneSuccess);
+    Loop(comm, 256 * 1024, 1);
+    int algo = -1, proto = -1, channels = 0;
+    last_config(&algo, &proto, &channels);
+    EXPECT_EQ(algo, 1);
+    EXPECT_EQ(proto, want_proto);
+  }
+  const ccltuneConfig_t tree{0, 2, 0, 0};
+  ASSERT_EQ(api().set_mode(comm, ccltuneModeForced, &tree), ccltuneSuccess);
+  Loop(comm, 256 * 1024, 1);
+  int algo = -1, proto = -1, channels = 0;
+  last_config(&algo, &proto, &channels);
+  EXPECT_NE(algo, 0);
+  ASSERT_EQ(api().set_mode(comm, ccltuneModeTune, nullptr), ccltuneSuccess);
+  if (g_rank == 0) {
+    std::vector<ccltuneWorkloadStats_t> all(16);
+    int n = 0;
+    ASSERT_EQ(api().list(comm, all.data(), 16, &n), ccltuneSuccess);
+    ASSERT_EQ(n, 3);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(all[i].state, ccltuneStateConverged) << all[i].bytes;
+      EXPECT_NE(all[i].config.algorithm, 0) << all[i].bytes << ": tree, which NCCL_ALGO leaves out";
+      EXPECT_NE(all[i].config.protocol, 0) << all[i].bytes << ": LL, which NCCL_PROTO leaves out";
+      EXPECT_NE(all[i].ncclAlgorithm, 0);
+    }
+  }
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
 // nccl-tests' way: the communicator is created inside ncclGroupStart/End (NCCL initializes it at the
 // group's end) and every collective is a group of one. One communicator created in a group on its
 // thread is the ordinary case: tuned, and the group of one is the collective's own workload.

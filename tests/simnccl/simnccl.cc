@@ -169,8 +169,80 @@ struct TunerPlugin {
 };
 
 // The one per-process runtime object.
+// NCCL_ALGO and NCCL_PROTO as NCCL reads them (src/graph/tuning.cc, parseList): "[^]name[,name...]" for every
+// collective, or "coll:[^]list;coll:[^]list" per collective, names in any case. What they leave out gets the cost
+// -1 in the table the tuner plugin sees, and NCCL's own pick is among the rest. A value that does not parse is
+// an error in NCCL (the communicator fails); here it is fatal.
+struct EnvLimits {
+  bool algo[simnccl::kNumColls][simnccl::kNumAlgos];
+  bool proto[simnccl::kNumColls][simnccl::kNumProtos];
+  bool Allows(int coll, int a, int p) const { return algo[coll][a] && proto[coll][p]; }
+};
+
+int NameIndex(const std::string& name, const char* const* names, int n) {
+  for (int i = 0; i < n; i++)
+    if (strcasecmp(name.c_str(), names[i]) == 0) return i;
+  return -1;
+}
+
+template <int N>
+void ParseNcclList(const char* var, const char* const* names, bool (&out)[simnccl::kNumColls][N]) {
+  static const char* const kFuncs[simnccl::kNumColls] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
+                                                         "AllReduce"};
+  for (auto& row : out)
+    for (bool& b : row) b = true;
+  const char* value = std::getenv(var);
+  if (value == nullptr) return;
+  auto fail = [&](const std::string& what) {
+    std::fprintf(stderr, "simnccl: %s=%s: %s\n", var, value, what.c_str());
+    std::exit(2);
+  };
+  std::string all(value);
+  size_t start = 0;
+  while (start <= all.size()) {
+    const size_t end = std::min(all.find(';', start), all.size());
+    std::string seg = all.substr(start, end - start);
+    start = end + 1;
+    if (seg.empty()) continue;
+    int coll = -1;
+    if (const size_t colon = seg.find(':'); colon != std::string::npos) {
+      coll = NameIndex(seg.substr(0, colon), kFuncs, simnccl::kNumColls);
+      if (coll < 0) fail("unknown collective " + seg.substr(0, colon));
+      seg = seg.substr(colon + 1);
+    }
+    const bool exclude = !seg.empty() && seg[0] == '^';
+    if (exclude) seg.erase(0, 1);
+    bool listed[N] = {};
+    size_t at = 0;
+    while (at <= seg.size()) {
+      const size_t comma = std::min(seg.find(',', at), seg.size());
+      const std::string name = seg.substr(at, comma - at);
+      at = comma + 1;
+      if (name.empty()) continue;
+      const int i = NameIndex(name, names, N);
+      if (i < 0) fail("unknown name " + name);
+      listed[i] = true;
+    }
+    for (int c = 0; c < simnccl::kNumColls; c++) {
+      if (coll >= 0 && c != coll) continue;
+      for (int i = 0; i < N; i++) out[c][i] = exclude ? !listed[i] : listed[i];
+    }
+  }
+}
+
+EnvLimits ReadEnvLimits() {
+  static const char* const kAlgos[simnccl::kNumAlgos] = {"Tree",     "Ring", "CollNetDirect", "CollNetChain", "NVLS",
+                                                         "NVLSTree", "PAT"};
+  static const char* const kProtos[simnccl::kNumProtos] = {"LL", "LL128", "Simple"};
+  EnvLimits l;
+  ParseNcclList("NCCL_ALGO", kAlgos, l.algo);
+  ParseNcclList("NCCL_PROTO", kProtos, l.proto);
+  return l;
+}
+
 struct Runtime {
   Settings env;
+  EnvLimits limits = ReadEnvLimits();
   std::unique_ptr<simnccl::Model> model;
   simnccl::RecordedMachine machine;              // the model's recorded machine (all defaults for the built-in one)
   std::unique_ptr<simnccl::FittedNoise> fitted;  // SIMNCCL_NOISE_MODEL's noise, else the lognormal SIMNCCL_NOISE
@@ -790,8 +862,19 @@ ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, boo
   const simnccl::Model& m = *rt.model;
   float table[simnccl::kNumAlgos][simnccl::kNumProtos], orig[simnccl::kNumAlgos][simnccl::kNumProtos];
   m.CostTable(coll, nBytes, comm->nranks, comm->budget, table);
+  simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
+  // NCCL_ALGO / NCCL_PROTO: what they leave out costs -1, and NCCL's own pick is the cheapest of the rest.
+  bool limited = false;
+  for (int a = 0; a < simnccl::kNumAlgos; a++)
+    for (int p = 0; p < simnccl::kNumProtos; p++)
+      if (!rt.limits.Allows(coll, a, p) && table[a][p] >= 0) table[a][p] = -1, limited = true;
+  if (limited && (def.algo < 0 || !rt.limits.Allows(coll, def.algo, def.proto))) {
+    float best = INFINITY;
+    for (int a = 0; a < simnccl::kNumAlgos; a++)
+      for (int p = 0; p < simnccl::kNumProtos; p++)
+        if (table[a][p] >= 0 && table[a][p] < best) best = table[a][p], def.algo = a, def.proto = p;
+  }
   std::memcpy(orig, table, sizeof table);
-  const simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
   *d = Decision{};
   d->cfg.algo = def.algo, d->cfg.proto = def.proto;
   // A one-rank communicator's collectives are a local copy in NCCL, launched without the tuner (recorded on 2xH200
