@@ -222,7 +222,8 @@ def run_job(a, job, jobdir, timeout_s, import_path=None):
     train = [os.path.join(HERE, "train.py"), "--workloads", ",".join(job.workloads), "--out", jobdir,
              "--timeout-s", str(max(10, int(timeout_s - 8)))] + job.train_args + a.train_common
     cmd = [a.python, "-m", "torch.distributed.run", "--nproc-per-node", str(a.nproc), "--master-addr",
-           "127.0.0.1", "--master-port", str(free_port())] + train
+           "127.0.0.1", "--master-port", str(free_port())]
+    cmd += (["--no-python", a.launcher, a.python] if a.launcher else []) + train
     shown_env = {k: env[k] for k in sorted(env) if k.startswith(("CCLTUNE_", "NCCL_", "TORCH_NCCL_", "LD_PRELOAD",
                                                                  "LD_LIBRARY_PATH")) or k in BASE_ENV}
     with open(os.path.join(jobdir, "command.txt"), "w") as f:
@@ -528,6 +529,9 @@ def parse_args(argv=None):
     ap.add_argument("--job-fixed-s", type=float, default=None, help="fixed cost of one job, for the plan")
     ap.add_argument("--train-args", default="", help="more arguments for train.py (sizes, --tp-mode sp, ...)")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--launcher", default=os.environ.get("TESTBED_LAUNCHER") or None,
+                    help="a program each rank starts through (torchrun --no-python LAUNCHER PYTHON train.py); default "
+                    "$TESTBED_LAUNCHER, which scripts/gpu-testbed.sh sets: the one-GPU testbed's per-rank host id")
     ap.add_argument("--machine", default=None, help="name in the result files (default e.g. h200x2)")
     ap.add_argument("--keep-runs", action="store_true", help="keep <out>/runs/ beside runs.tar.gz")
     ap.add_argument("--dry-plan", action="store_true", help="print the jobs and the time estimate, run nothing")
@@ -722,6 +726,7 @@ def main(argv=None):
             "git_commit": git_commit(),
             "command": " ".join(shlex.quote(x) for x in [sys.argv[0]] + (argv or sys.argv[1:])),
             "workloads_per_job": "separate" if a.separate else "shared",
+            "launcher": a.launcher, "testbed": os.environ.get("CCLTUNE_TESTBED") if a.launcher else None,
             "plan": {"pairs": plan["pairs"], "steps": plan["steps"], "warmup": plan["warmup"],
                      "tune_min": a.tune_min, "tune_max": a.tune_max, "settle": a.settle, "post": a.post,
                      "spread": plan["spreads"], "estimate_s": plan["total_s"], "budget_s": a.budget_s,

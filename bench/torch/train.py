@@ -152,11 +152,19 @@ def parse_args(argv=None):
 # Workloads: each has setup(), step(i) -> loss tensor, and optionally capture(); comm() describes its traffic.
 
 
+def device_index():
+    """This rank's GPU: its local rank, modulo the GPUs it sees. On the one-GPU testbed (scripts/gpu-testbed.sh:
+    several ranks on one GPU, each reporting a host of its own) every rank uses GPU 0."""
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return local % n if n > 0 else local
+
+
 class Context:
     def __init__(self, args):
         self.args = args
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
-        self.local = int(os.environ.get("LOCAL_RANK", "0"))
+        self.local = device_index()
         self.cuda = args.device == "cuda"
         self.device = torch.device("cuda", self.local) if self.cuda else torch.device("cpu")
         self.dtype = torch.bfloat16 if self.cuda else torch.float32
@@ -486,8 +494,8 @@ def main(argv=None):
         torch.backends.cuda.enable_math_sdp(True)
     # cuBLAS is deterministic only with a fixed workspace configuration, read when its first handle is made.
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    local = int(os.environ.get("LOCAL_RANK", "0"))
     if a.device == "cuda":
+        local = device_index()
         torch.cuda.set_device(local)
         dist.init_process_group(a.backend, device_id=torch.device("cuda", local))
     else:
