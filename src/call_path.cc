@@ -86,7 +86,7 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
     // Every rank numbers the same timed calls; a rank that cannot time one still takes its number.
     *timed = true;
     *seq = cs.coord->NoteTimed();
-    if (cs.leader) cs.leader->OnTimed(*seq, hash, call.config, call.scheduled);
+    if (cs.leader) cs.leader->OnTimed(*seq, hash, call.config, call.scheduled, slot.calls - 1, cs.coord->units());
   }
   return call.config;
 }

@@ -152,6 +152,8 @@ void CommLifecycle::SetUp(CommState& cs) {
     lo.channel_truth = rt_.plugin().channel_truth();
     lo.timing = settings.timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks;
     lo.interval.min_units = static_cast<uint64_t>(settings.min_interval);
+    lo.trace = rt_.trace();
+    if (lo.trace != nullptr) lo.trace_comm = absl::StrFormat("%p", static_cast<void*>(comm));
     cs.leader = std::make_unique<Leader>(lo);
     hooks.build_message = [this, csp](uint64_t) {
       if (!csp->imported_loaded) {

@@ -163,9 +163,32 @@ void Leader::EnsureSearch(Work& w) {
   c->search.emplace(ss, o_.search, PriorFor(*c));
 }
 
-void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled) {
-  timed_[seq] = Timed{workload, asked, scheduled};
+void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call,
+                     uint64_t unit) {
+  timed_[seq] = Timed{workload, asked, scheduled, call, unit};
   if (scheduled) ++Get(workload).scheduled_in_flight;
+}
+
+void Leader::Trace(const Work& w, const Timed& t, double us) {
+  config_table::TraceRow row;
+  row.comm = o_.trace_comm;
+  row.workload = w.key.ToString();
+  row.call = t.call;
+  row.unit = t.unit;
+  row.config = t.asked.IsDefault() ? std::string("default") : t.asked.ToString();
+  row.us = us;
+  if (t.asked.IsDefault()) {
+    row.role = config_table::TraceRole::kDefault;
+  } else if (w.sent_converged && t.asked == w.last_final) {
+    row.role = config_table::TraceRole::kMonitor;
+  } else {
+    // A schedule entry is a candidate on trial; the final entry run while waiting is the current best.
+    row.role = t.scheduled ? config_table::TraceRole::kCandidate : config_table::TraceRole::kIncumbent;
+  }
+  if (absl::Status st = o_.trace->Append(row); !st.ok() && !trace_failed_) {
+    trace_failed_ = true;
+    CCLTUNE_WARN(kOpt, "CCLTUNE_TRACE: %s; no more trace lines from this communicator", st.message());
+  }
 }
 
 void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples) {
@@ -184,6 +207,7 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
       continue;
     }
     const double us = o_.timing == Timing::kMinOverRanks ? samples[i]->min_us : samples[i]->max_us;
+    if (o_.trace != nullptr) Trace(w, t, us);
     ++w.samples;
     if (t.asked.IsDefault()) Keep(&w.default_samples, us);
     if (w.sent_converged && t.asked == w.last_final && !t.asked.IsDefault()) Keep(&w.incumbent_samples, us);

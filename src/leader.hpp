@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config_table/config_table.hpp"
+#include "config_table/trace_format.hpp"
 #include "coordinator/coordinator.hpp"
 #include "optimizer/optimizer.hpp"
 #include "vocab/types.hpp"
@@ -44,6 +45,10 @@ class Leader {
     bool channel_truth = false;  // NCCL's profiler interface reports what it ran
     bool size_classes = true;
     Timing timing = Timing::kMaxOverRanks;
+    // CCLTUNE_TRACE: one line per timed call whose timing came back (config_table/trace_format.hpp), labelled
+    // `trace_comm`; null: no trace.
+    config_table::TraceWriter* trace = nullptr;
+    std::string trace_comm;
     int max_entries = 24;  // most entries shipped for one workload in one payload
     coordinator::IntervalOptions interval;
   };
@@ -56,7 +61,10 @@ class Leader {
   void OnSpace(uint64_t workload, const SubspaceSet& space, const std::array<float, kNumAlgos * kNumProtos>& cost);
   // A timed call was issued with number `seq` (every rank numbers timed calls alike).
   // `scheduled`: the call ran one of the search's schedule entries (else the final entry, while waiting).
-  void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true);
+  // `call`: the workload's call index on this rank (from 0); `unit`: the communicator's unit count at the call
+  // (both for the tuning trace only).
+  void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true, uint64_t call = 0,
+               uint64_t unit = 0);
   // Carried timings of timed calls first_seq.. (coordinator::Hooks::on_samples).
   void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples);
   // Channel truth: NCCL ran `ran` for a call of `workload` that asked for `asked` (any call, timed or not).
@@ -120,7 +128,11 @@ class Leader {
     uint64_t workload = 0;
     Config asked;
     bool scheduled = true;  // a search's schedule entry (else its final entry, run while waiting)
+    uint64_t call = 0, unit = 0;
   };
+  // One tuning-trace line for a timing that came back (o_.trace set).
+  void Trace(const Work& w, const Timed& t, double us);
+  bool trace_failed_ = false;
   Work& Get(uint64_t workload);
   Class* ClassOf(const Work& w);
   const Class* ClassOf(const Work& w) const;

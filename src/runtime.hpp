@@ -16,6 +16,7 @@
 #include <string>
 
 #include "ccltune/ccltune.h"
+#include "config_table/trace_format.hpp"
 #include "executor/executor.hpp"
 #include "nccl.h"
 #include "src/call_path.hpp"
@@ -43,6 +44,10 @@ class Runtime {
     return OpenDeviceOnce();
   }
   const std::string& device_error() const { return device_error_; }
+  // CCLTUNE_TRACE's writer, shared by the communicators this process leads; opened at the first call ("%p"
+  // and "%h" in the path become the process id and the host name). Null when unset or not writable (said
+  // once).
+  config_table::TraceWriter* trace();
 
   CommRegistry& comms() { return comms_; }
   CallPath& calls() { return calls_; }
@@ -70,6 +75,9 @@ class Runtime {
   std::atomic<executor::Device*> device_ptr_{nullptr};
   std::string device_error_;
   bool device_tried_ = false;
+  std::mutex trace_mu_;
+  bool trace_tried_ = false;
+  std::unique_ptr<config_table::TraceWriter> trace_;
 
   CommRegistry comms_;
   PluginBridge plugin_;

@@ -312,6 +312,43 @@ TEST(Sim, NcclAlgoAndProtoLimitTheSearch) {
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
+// Run with CCLTUNE_TRACE=FILE: the leader writes one CSV line per timed call whose timing came back
+// (config_table/trace_format.hpp): the header, then lines of seven fields naming the communicator, the
+// workload, its call index, the unit, the config, the time and the role; the search's candidates and NCCL's
+// default both appear, and the call indices stay within the calls made.
+TEST(Sim, TuningTraceIsWritten) {
+  ASSERT_TRUE(api().present());
+  const std::string path = Env("CCLTUNE_TRACE");
+  ASSERT_FALSE(path.empty());
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 256 * 1024, 300);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  if (g_rank != 0) return;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "comm,workload,call,unit,config,us,role");
+  std::map<std::string, int> roles;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 7u) << line;
+    EXPECT_EQ(f[1], "allreduce/float32/sum/1048576") << line;
+    EXPECT_LT(std::stoull(f[2]), 300u) << line;
+    EXPECT_GT(std::stod(f[5]), 0.0) << line;
+    ++roles[f[6]];
+    ++lines;
+  }
+  EXPECT_GT(lines, 30);
+  EXPECT_GT(roles["candidate"], 0);
+  EXPECT_GT(roles["default"], 0);
+  for (const auto& [role, n] : roles)
+    EXPECT_TRUE(role == "candidate" || role == "incumbent" || role == "default" || role == "monitor") << role;
+}
+
 // nccl-tests' way: the communicator is created inside ncclGroupStart/End (NCCL initializes it at the
 // group's end) and every collective is a group of one. One communicator created in a group on its
 // thread is the ordinary case: tuned, and the group of one is the collective's own workload.
