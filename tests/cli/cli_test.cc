@@ -26,7 +26,7 @@ using config_table::ExportSet;
 using config_table::Fingerprint;
 using config_table::WorkloadState;
 
-constexpr int kFloat32 = 7, kBfloat16 = 9, kSum = 0;
+constexpr int kFloat32 = 7, kSum = 0;
 
 struct Result {
   int status;
