@@ -83,6 +83,8 @@ const SimProfCall* Find(const std::vector<SimProfCall>& calls, char op, uint64_t
     if (c.op == op && (op != 's' || c.type == type) && nth-- == 0) return &c;
   return nullptr;
 }
+// Find returns a pointer into `calls`: never into a temporary (ASan caught Find(Since(...)) reading freed memory).
+const SimProfCall* Find(std::vector<SimProfCall>&& calls, char op, uint64_t type, int nth = 0) = delete;
 // The getChunkSize calls of tuner v6 (NCCL >= 2.30): `n` of them.
 std::vector<std::string> Chunks(int n) {
   return V230() ? std::vector<std::string>(n, "C") : std::vector<std::string>{};
@@ -191,7 +193,8 @@ TEST_F(Profiler, UngroupedCallEventsInNcclOrderOnTheCallingThread) {
   std::vector<uint64_t> sync(64, 1), syncOut(64);
   int from = Log()->n;
   ASSERT_EQ(ncclAllReduce(sync.data(), syncOut.data(), 64, ncclUint64, ncclSum, gWorld, kStream), ncclSuccess);
-  const SimProfCall* next = Find(Since(from), 's', ncclProfileColl);
+  const std::vector<SimProfCall> after = Since(from);  // Find points into it: it must outlive `next`
+  const SimProfCall* next = Find(after, 's', ncclProfileColl);
   ASSERT_NE(next, nullptr);
   EXPECT_EQ(next->seqNumber, coll->seqNumber + 1);
   EXPECT_STREQ(next->datatype, "ncclUint64");
@@ -267,7 +270,8 @@ TEST_F(Profiler, AliasedRequestsRunAndTimeAlike) {
     AskChannels(ask);
     const int from = Log()->n;
     ASSERT_EQ(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, gWorld, kStream), ncclSuccess);
-    const SimProfCall* coll = Find(Since(from), 's', ncclProfileColl);
+    const std::vector<SimProfCall> after = Since(from);
+    const SimProfCall* coll = Find(after, 's', ncclProfileColl);
     ASSERT_NE(coll, nullptr);
     *ran = coll->nChannels;
     *modelUs = simncclLastModelUs();
