@@ -329,13 +329,14 @@ TEST_F(Profiler, TheMaskIsReadAtEveryCall) {
       Cat({{"s:GroupApi", "r:23", "s:CollApi", "e", "r:24", "T"}, Chunks(1), {"s:Group", "s:Coll", "e", "e", "e"}}));
   const SimProfCall* collApi = Find(calls, 's', ncclProfileCollApi);
   ASSERT_NE(collApi, nullptr);
+  const auto collApiId = collApi->id;  // `calls` is reassigned below: collApi would point into freed memory
   // Nothing wanted: no event starts, but NCCL stops the last CollApi handle again (it never clears it).
   SetMask(0);
   const int from = Log()->n;
   ASSERT_EQ(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, gWorld, kStream), ncclSuccess);
   calls = Since(from);
   EXPECT_EQ(Picture(calls), Cat({{"e", "T"}, Chunks(1)}));
-  if (!calls.empty()) EXPECT_EQ(calls[0].id, collApi->id);
+  if (!calls.empty()) EXPECT_EQ(calls[0].id, collApiId);
 }
 
 TEST_F(Profiler, FinalizeAtDestroyAfterTheTuners) {
