@@ -9,6 +9,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "optimizer/internal/samples.hpp"
@@ -43,6 +44,14 @@ constexpr int kDecideStep = 4;
 constexpr int kDecideCap = 24;
 // Samples of the likely winner asked for ahead of its rounds, at most.
 constexpr int kSpeculateCap = 16;
+// Refinement rounds keep up to kMaxCarried earlier contenders within kCarryMargin of the winner (relative
+// to the default) in the race, and refine the best of another subspace among them too: a near tie between
+// subspaces is not settled by the few samples that ended a halving round, nor on one subspace's
+// screening points.
+constexpr double kCarryMargin = 0.05;
+constexpr size_t kMaxCarried = 2;
+// A config that left the race counts again for the final choice with this many samples or more.
+constexpr int kFinalMinSamples = 4;
 
 }  // namespace
 
@@ -157,6 +166,46 @@ struct Search::Impl {
     pending.clear();
   }
 
+  // The pool's best by a pessimistic estimate, Relative() plus one standard error of its own samples: a
+  // config ahead on few samples is more likely lucky than fast (the race's leader, internal::Leader, is
+  // the point estimate's best).
+  Config Final() const {
+    const double sigma = std::max(store.Noise(), 0.03);
+    Config best;
+    double best_v = kInf;
+    // The pool, and the configs an earlier round dropped with kFinalMinSamples or more: a halving round
+    // decides on the estimates of its time, and later samples can show that it dropped the better one.
+    std::vector<Config> candidates = pool;
+    for (const Config& c : store.Measured())
+      if (!c.IsDefault() && store.Count(c) >= kFinalMinSamples &&
+          std::find(candidates.begin(), candidates.end(), c) == candidates.end())
+        candidates.push_back(c);
+    for (const Config& c : candidates) {
+      const int n = store.Count(c);
+      if (n == 0) continue;
+      const double v = store.Relative(c) + 1.25 * sigma / std::sqrt(static_cast<double>(n));
+      if (v < best_v) best_v = v, best = c;
+    }
+    return best_v < kInf ? best : internal::Leader(pool, store);
+  }
+  // The configs within kCarryMargin of `w` (other than `w`), best first, at most kMaxCarried: the pool's
+  // and those of earlier rounds with 2 samples or more. They stay in the refinement race.
+  std::vector<Config> Carried(const Config& w) const {
+    std::vector<Config> out;
+    const double best = store.Relative(w);
+    for (const Config& c : pool)
+      if (!(c == w) && store.Relative(c) <= best + kCarryMargin) out.push_back(c);
+    // Also from earlier rounds: a halving round that dropped a config on few samples may have dropped
+    // the better subspace.
+    for (const Config& c : store.Measured())
+      if (!c.IsDefault() && !(c == w) && store.Count(c) >= 2 && store.Relative(c) <= best + kCarryMargin &&
+          std::find(out.begin(), out.end(), c) == out.end())
+        out.push_back(c);
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const Config& x, const Config& y) { return store.Relative(x) < store.Relative(y); });
+    if (out.size() > kMaxCarried) out.resize(kMaxCarried);
+    return out;
+  }
   // Set by whatever can move the search on: samples, lost samples, channel truth (truth_seen).
   bool dirty = true;
   uint64_t truth_seen = ~uint64_t{0};
@@ -188,7 +237,7 @@ struct Search::Impl {
         }
         case Stage::kRace: {
           if (stats.requested >= kMaxRequested && Have(Config{}) >= 2) {
-            winner = internal::Leader(pool, store);
+            winner = Final();
             stage = Stage::kDecide;
             decide_target = opt.final_samples;
             decide_from = store.total();
@@ -196,7 +245,7 @@ struct Search::Impl {
           }
           if (!RoundComplete()) return;
           if (refining || pool.size() <= 1 || round >= kMaxRounds) {
-            const Config w = internal::Leader(pool, store);
+            const Config w = Final();
             if (w.IsDefault()) return Converge(Config{});
             // Refine around the winner; once more if refining moved it, or while the bracket around it
             // is still wide (a winner that held its place between close neighbours is as good as this
@@ -204,15 +253,32 @@ struct Search::Impl {
             const bool moved = !refining || !(w == refine_from);
             refining = false;
             if (refine_steps < kMaxRefine) {
-              std::vector<Config> next = internal::Neighbours(w, space, store);
-              const bool wide = std::any_of(next.begin(), next.end(), [&](const Config& n) {
-                return n.chunk_bytes == w.chunk_bytes && std::abs(n.channels - w.channels) >= kWideBracket;
-              });
+              // The winner's neighbours, and those of the best carried config of another subspace (a
+              // near tie between subspaces is settled on each one's refined best, not on its screening
+              // points).
+              const std::vector<Config> carried = Carried(w);
+              std::vector<Config> next;
+              bool wide = false;
+              auto neighbours_of = [&](const Config& c) {
+                for (const Config& n : internal::Neighbours(c, space, store)) {
+                  if (std::find(next.begin(), next.end(), n) != next.end()) continue;
+                  wide |= n.chunk_bytes == c.chunk_bytes && std::abs(n.channels - c.channels) >= kWideBracket;
+                  next.push_back(n);
+                }
+              };
+              neighbours_of(w);
+              for (const Config& c : carried)
+                if (c.algo != w.algo || c.proto != w.proto) {
+                  neighbours_of(c);  // carried is sorted best first: the best of the other subspaces
+                  break;
+                }
               if (!next.empty() && (moved || wide)) {
                 ++refine_steps;
                 refining = true;
                 refine_from = w;
                 next.insert(next.begin(), w);
+                for (const Config& c : carried)
+                  if (std::find(next.begin(), next.end(), c) == next.end()) next.push_back(c);
                 StartRound(std::move(next), kRoundTarget[2]);
                 continue;
               }

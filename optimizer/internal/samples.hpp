@@ -76,7 +76,7 @@ class SampleStore {
   double RelativeStdErr(const Config& effective, double floor, int64_t since = 0) const;
 
   void Clear();
-  static constexpr int kLocal = 4;
+  static constexpr int kLocal = 5;
 
  private:
   // `used` (optional) collects the arrival indices of the default samples the reference came from.

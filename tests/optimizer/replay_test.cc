@@ -73,8 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
                                            ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.88, 48},
                                            ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.78, 52},
                                            ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.80, 51},
-                                           ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 74},
-                                           ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 74}),
+                                           ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 78},
+                                           ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 78}),
                          [](const ::testing::TestParamInfo<ReplayCase>& i) {
                            std::string n = i.param.file;
                            for (char& c : n)
