@@ -166,6 +166,7 @@ struct Search::Impl {
     pending.clear();
   }
 
+  bool InPool(const Config& c) const { return std::find(pool.begin(), pool.end(), c) != pool.end(); }
   // The pool's best by a pessimistic estimate, Relative() plus one standard error of its own samples: a
   // config ahead on few samples is more likely lucky than fast (the race's leader, internal::Leader, is
   // the point estimate's best).
@@ -173,16 +174,12 @@ struct Search::Impl {
     const double sigma = std::max(store.Noise(), 0.03);
     Config best;
     double best_v = kInf;
-    // The pool, and the configs an earlier round dropped with kFinalMinSamples or more: a halving round
-    // decides on the estimates of its time, and later samples can show that it dropped the better one.
-    std::vector<Config> candidates = pool;
-    for (const Config& c : store.Measured())
-      if (!c.IsDefault() && store.Count(c) >= kFinalMinSamples &&
-          std::find(candidates.begin(), candidates.end(), c) == candidates.end())
-        candidates.push_back(c);
-    for (const Config& c : candidates) {
+    // The pool's measured configs, and those an earlier round dropped with kFinalMinSamples or more: a
+    // halving round decides on the estimates of its time, and later samples can show that it dropped the
+    // better one.
+    for (const Config& c : store.Measured()) {
       const int n = store.Count(c);
-      if (n == 0) continue;
+      if (c.IsDefault() || (n < kFinalMinSamples && !InPool(c))) continue;
       const double v = store.Relative(c) + 1.25 * sigma / std::sqrt(static_cast<double>(n));
       if (v < best_v) best_v = v, best = c;
     }
@@ -193,13 +190,10 @@ struct Search::Impl {
   std::vector<Config> Carried(const Config& w) const {
     std::vector<Config> out;
     const double best = store.Relative(w);
-    for (const Config& c : pool)
-      if (!(c == w) && store.Relative(c) <= best + kCarryMargin) out.push_back(c);
-    // Also from earlier rounds: a halving round that dropped a config on few samples may have dropped
+    // Earlier rounds' configs too: a halving round that dropped a config on few samples may have dropped
     // the better subspace.
     for (const Config& c : store.Measured())
-      if (!c.IsDefault() && !(c == w) && store.Count(c) >= 2 && store.Relative(c) <= best + kCarryMargin &&
-          std::find(out.begin(), out.end(), c) == out.end())
+      if (!c.IsDefault() && !(c == w) && (store.Count(c) >= 2 || InPool(c)) && store.Relative(c) <= best + kCarryMargin)
         out.push_back(c);
     std::stable_sort(out.begin(), out.end(),
                      [&](const Config& x, const Config& y) { return store.Relative(x) < store.Relative(y); });
