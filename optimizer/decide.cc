@@ -8,7 +8,7 @@
 
 namespace ccltune::optimizer::internal {
 
-Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since, double z) {
+Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since, double z, int cap) {
   Verdict v;
   v.relative = winner.IsDefault() ? 1.0 : store.Relative(winner, since);
   // A floor on the noise: two or three samples can agree by chance.
@@ -17,6 +17,12 @@ Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, 
   v.switch_to_winner = !winner.IsDefault() && std::isfinite(v.relative) && v.relative < v.required;
   v.undecided =
       !v.switch_to_winner && !winner.IsDefault() && std::isfinite(v.relative) && v.relative < 1 - min_gain / 2;
+  const int n = winner.IsDefault() ? 0 : store.Count(winner, since);
+  if (v.undecided && cap > n && n > 0) {
+    // The error shrinks as 1/sqrt(samples): what the cap's samples would have to clear.
+    const double required_at_cap = 1 - std::max(min_gain, z * se * std::sqrt(static_cast<double>(n) / cap));
+    if (v.relative - kFutileSlack * se > required_at_cap) v.undecided = false;
+  }
   return v;
 }
 

@@ -39,9 +39,11 @@ constexpr int kWideBracket = 3;
 // Samples asked for while searching, at most: past it the search decides on what it has.
 constexpr int kMaxRequested = 96;
 // An undecided comparison of winner and default adds kDecideStep samples to each side, up to
-// kDecideCap samples of the winner.
+// kDecideCap samples of the winner, and stops earlier when the cap could not decide it either
+// (internal::Decide's futility check). The cap was 24: gains that needed more than 16 fresh samples to
+// show were mostly not shown at 24 either, and the searches that went there were a training loop's last.
 constexpr int kDecideStep = 4;
-constexpr int kDecideCap = 24;
+constexpr int kDecideCap = 16;
 // Samples of the likely winner asked for ahead of its rounds, at most.
 constexpr int kSpeculateCap = 16;
 // Refinement rounds keep up to kMaxCarried earlier contenders within kCarryMargin of the winner (relative
@@ -301,7 +303,8 @@ struct Search::Impl {
         }
         case Stage::kDecide: {
           if (!RoundComplete()) return;
-          const internal::Verdict v = internal::Decide(winner, store, opt.min_gain, decide_from);
+          const internal::Verdict v =
+              internal::Decide(winner, store, opt.min_gain, decide_from, internal::kDecideZ, kDecideCap);
           if (v.undecided && decide_target < kDecideCap) {
             decide_target += kDecideStep;
             continue;

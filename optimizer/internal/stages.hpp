@@ -46,9 +46,13 @@ std::vector<Config> Neighbours(const Config& winner, const SearchSpace& space, c
 // to it must be below 1 - max(min_gain, kDecideZ * standard error). Undecided while the estimate shows
 // a gain above min_gain / 2 that is not yet significant (the caller may sample both sides more).
 inline constexpr double kDecideZ = 2.4;
+inline constexpr double kFutileSlack = 1.5;
 struct Verdict {
   bool switch_to_winner = false;
-  // Neither a significant gain nor evidence against one: more samples of both sides could decide.
+  // Neither a significant gain nor evidence against one: more samples of both sides could decide. False
+  // once the samples allowed (`cap`) could not: even kFutileSlack standard errors in the winner's favour
+  // would leave it short of what `cap` fresh samples of it could confirm (a small gain inside heavy noise,
+  // which kept searches sampling to the cap and then on NCCL's default all the same).
   bool undecided = false;
   double relative = 0;  // winner / default
   double required = 0;  // the relative time it had to beat
@@ -56,7 +60,9 @@ struct Verdict {
 // Only samples that arrived at index `since` or later count: the winner was chosen on the earlier ones,
 // which flatter it (of many noisy configs, the luckiest wins), so the decision is taken on fresh ones.
 // `z`: the standard errors the gain must clear (kDecideZ; kEarlyZ for a verdict on the race's own samples).
-Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ);
+// `cap`: fresh samples of the winner the caller would take at most (0: no limit, never futile).
+Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ,
+               int cap = 0);
 // A race winner whose gain over the default clears kEarlyZ standard errors on the race's own samples
 // (which flatter it) switches at once, without fresh samples: a margin that wide is not the luck of
 // the draw among a handful of contenders. Only with kEarlyMinSamples of the winner: the noise estimate

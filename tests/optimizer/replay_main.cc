@@ -4,11 +4,13 @@
 // usage: optimizer-replay PREFIX [recorded|drift] [seeds] [latency] [lookahead]
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tests/optimizer/replay.hpp"
 
@@ -35,7 +37,8 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, Acc> per_coll;
   double worst_default = 0, worst_oracle = 0, calls = 0, idle = 0, samples = 0;
-  int runs = 0, unconverged = 0;
+  int runs = 0, unconverged = 0, slower = 0;
+  std::vector<double> all_calls;  // every run's calls: the tail is what a training loop waits for
   for (const RecordedRow& row : rows) {
     double sum_tuned = 0, worst_row = 0, sum_calls = 0;
     std::map<std::string, int> picks;
@@ -49,13 +52,19 @@ int main(int argc, char** argv) {
       if (std::getenv("REPLAY_DESCRIBE") != nullptr &&
           (std::string(std::getenv("REPLAY_DESCRIBE")) == row.coll + "/" + std::to_string(row.bytes)))
         std::printf("  seed %d: %s\n", seed, s.Describe(20).c_str());
+      // REPLAY_TAIL=N: what the runs that took N calls or more measured.
+      if (const char* tail = std::getenv("REPLAY_TAIL"); tail != nullptr && res.calls >= std::atoi(tail))
+        std::printf("  %s/%llu seed %d, %lld calls: %s\n", row.coll.c_str(), static_cast<unsigned long long>(row.bytes),
+                    seed, static_cast<long long>(res.calls), s.Describe(20).c_str());
       if (!res.converged) ++unconverged;
       const double tuned = row.Truth(res.incumbent);
       sum_tuned += std::log(tuned);
       worst_row = std::max(worst_row, tuned / row.Truth(Config{}));
+      slower += tuned > 1.02 * row.Truth(Config{}) ? 1 : 0;
       worst_oracle = std::max(worst_oracle, tuned / row.OracleTruth());
       sum_calls += static_cast<double>(res.calls);
       calls += static_cast<double>(res.calls);
+      all_calls.push_back(static_cast<double>(res.calls));
       idle += static_cast<double>(res.idle);
       samples += static_cast<double>(res.samples);
       ++runs;
@@ -85,5 +94,13 @@ int main(int argc, char** argv) {
       "runs %d, unconverged %d, mean calls %.1f (idle %.1f, samples %.1f), worst tuned/default %.3f, worst "
       "tuned/oracle %.3f\n",
       runs, unconverged, calls / runs, idle / runs, samples / runs, worst_default, worst_oracle);
+  std::sort(all_calls.begin(), all_calls.end());
+  if (!all_calls.empty()) {
+    auto q = [&](double f) {
+      return all_calls[std::min(all_calls.size() - 1, static_cast<size_t>(f * all_calls.size()))];
+    };
+    std::printf("calls per run: median %.0f, p90 %.0f, p99 %.0f, max %.0f; slower than the default by >2%%: %d\n",
+                q(0.5), q(0.9), q(0.99), all_calls.back(), slower);
+  }
   return 0;
 }

@@ -200,5 +200,28 @@ TEST(Decide, SwitchesOnlyOnASignificantGain) {
   EXPECT_FALSE(Decide(kDef, store(0.5, 0.02, 8), 0.02).switch_to_winner);  // the default is no switch
 }
 
+TEST(Decide, StopsWhenTheCapCouldNotDecideEither) {
+  const Config a = C(kAlgoRing, kProtoLL, 4);
+  auto store = [&](double rel, double spread, int n) {
+    SampleStore st;
+    for (int i = 0; i < n; ++i) {
+      const double e = (i % 2 ? 1 : -1) * spread;
+      st.Add(kDef, 100 * (1 - e));
+      st.Add(a, 100 * rel * (1 + e));
+    }
+    return st;
+  };
+  // 8 samples a side under 15% noise: the standard error is about 0.28, a switch needs about 0.33.
+  const SampleStore small_gain = store(0.97, 0.15, 8), larger_gain = store(0.90, 0.15, 8);
+  ASSERT_TRUE(Decide(a, small_gain, 0.02).undecided);  // no cap: sample on
+  // At 16 samples the error would be about 0.20 and the switch need about 0.52; 0.97 less 1.5 errors is
+  // 0.55: futile. 0.90 less 1.5 errors is 0.48: worth sampling on.
+  EXPECT_FALSE(Decide(a, small_gain, 0.02, 0, kDecideZ, 16).undecided);
+  EXPECT_FALSE(Decide(a, small_gain, 0.02, 0, kDecideZ, 16).switch_to_winner);
+  EXPECT_TRUE(Decide(a, larger_gain, 0.02, 0, kDecideZ, 16).undecided);
+  // A cap far away leaves room for the small gain too.
+  EXPECT_TRUE(Decide(a, small_gain, 0.02, 0, kDecideZ, 64).undecided);
+}
+
 }  // namespace
 }  // namespace ccltune::optimizer::internal
