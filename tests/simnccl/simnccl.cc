@@ -64,6 +64,9 @@ struct Settings {
   double driftFactor = 1;
   int driftAlgo = -1;
   double interference = 0;  // SIMNCCL_INTERFERENCE: the compute load's share of SM time (model.hpp)
+  // SIMNCCL_RANKS_PER_NODE: ranks per node, as the tuner's init is told (nNodes, the NVLink domains); 0 = all
+  // ranks on one node. 1 is the one-GPU testbed (scripts/gpu-testbed.sh): one rank per NCCL_HOSTID.
+  int ranksPerNode = 0;
 
   static const char* Get(const char* n) { return std::getenv(n); }
   Settings() {
@@ -85,6 +88,7 @@ struct Settings {
     }
     if (auto v = Get("SIMNCCL_CHANNELS"))
       channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels), channelsSet = true;
+    if (auto v = Get("SIMNCCL_RANKS_PER_NODE")) ranksPerNode = std::max(0, std::atoi(v));
     if (auto v = Get("SIMNCCL_NOISE")) {
       noise = std::atof(v);
       if (noise < 0.03) {
@@ -546,16 +550,19 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   rt.profiler->InitComm(&comm->prof, comm->hash, comm->commName ? comm->commName->c_str() : nullptr, nranks, rank);
   TunerPlugin& t = rt.tuner;
   ncclResult_t rc = ncclSuccess;
+  // Nodes as NCCL counts them: ranks per node from SIMNCCL_RANKS_PER_NODE (every node one NVLink domain).
+  const int perNode = rt.env.ranksPerNode > 0 ? std::min(rt.env.ranksPerNode, nranks) : nranks;
+  const int nNodes = (nranks + perNode - 1) / perNode;
   if (t.version == 6) {
-    ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
+    ncclNvlDomainInfo_v5_t nvl{nNodes, perNode, perNode};
     ncclTunerConstants_v5_t consts{};
-    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, 1, simnccl::PluginLog, &nvl, &consts);
+    rc = CallPlugin(t.v6->init, &comm->tunerCtx, comm->hash, nranks, nNodes, simnccl::PluginLog, &nvl, &consts);
   } else if (t.version == 5) {
-    ncclNvlDomainInfo_v5_t nvl{1, nranks, nranks};
+    ncclNvlDomainInfo_v5_t nvl{nNodes, perNode, perNode};
     ncclTunerConstants_v5_t consts{};
-    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, 1, simnccl::PluginLog, &nvl, &consts);
+    rc = CallPlugin(t.v5->init, &comm->tunerCtx, comm->hash, nranks, nNodes, simnccl::PluginLog, &nvl, &consts);
   } else if (t.version == 4) {
-    rc = CallPlugin(t.v4->init, nranks, 1, simnccl::PluginLog, &comm->tunerCtx);
+    rc = CallPlugin(t.v4->init, nranks, nNodes, simnccl::PluginLog, &comm->tunerCtx);
   }
   if (rc != ncclSuccess) return Fail(rc, "tuner plugin %s init failed (%d)", t.name, (int)rc);
   *out = comm;
