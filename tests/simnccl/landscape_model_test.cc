@@ -69,6 +69,48 @@ TEST_P(TestbedLandscapeTest, ValidSubspacesAreTheRecordedOnes) {
   }
 }
 
+TEST_P(TestbedLandscapeTest, BroadcastAndReduceRunOnRingWithTheRingsProtocols) {
+  // Not recorded. NCCL runs them on Ring alone, with the protocols the machine's rings have (the testbed's NCCL
+  // 2.28.9 trace, tests/fidelity/data/nccl2.28.9_testbed4.trace: valid=000/101/000/000/000/000/000 for both);
+  // timed as the all-gather (reduce-scatter) that puts as many bytes on each link: (n-1) k bytes as n k.
+  const int nranks = machine_.ranks, budget = machine_.channels;
+  for (int coll : {kBroadcast, kReduce}) {
+    const int standIn = coll == kBroadcast ? kAllGather : kReduceScatter;
+    float cost[kNumAlgos][kNumProtos];
+    model_->CostTable(coll, 1 << 20, nranks, budget, cost);
+    for (int a = 0; a < kNumAlgos; a++)
+      for (int p = 0; p < kNumProtos; p++) {
+        const bool valid = a == kAlgoRing && p != kProtoLL128;
+        EXPECT_EQ(model_->Valid(coll, a, p), valid) << CollName(coll) << " a" << a << " p" << p;
+        EXPECT_EQ(cost[a][p] >= 0, valid) << CollName(coll) << " a" << a << " p" << p;
+      }
+    for (size_t k : {size_t{1} << 12, size_t{1} << 16, size_t{1} << 22})
+      for (int p : {kProtoLL, kProtoSimple}) {
+        const Config ring{kAlgoRing, p, budget, 0};
+        const double us = model_->Duration(coll, (nranks - 1) * k, nranks, ring, budget);
+        EXPECT_TRUE(std::isfinite(us) && us > 0) << CollName(coll) << " " << k << " p" << p;
+        EXPECT_DOUBLE_EQ(us, model_->Duration(standIn, nranks * k, nranks, ring, budget))
+            << CollName(coll) << " " << k << " p" << p;
+      }
+    // NCCL's default: the faster valid pair, on the channels NCCL gives it.
+    for (size_t bytes : {size_t{1} << 12, size_t{1} << 20, size_t{1} << 26}) {
+      const Config d = model_->DefaultConfig(coll, bytes, nranks, budget);
+      EXPECT_EQ(d.algo, kAlgoRing) << CollName(coll) << " " << bytes;
+      ASSERT_TRUE(d.proto == kProtoLL || d.proto == kProtoSimple) << CollName(coll) << " " << bytes;
+      const int other = d.proto == kProtoLL ? kProtoSimple : kProtoLL;
+      EXPECT_LE(model_->Duration(coll, bytes, nranks, Config{kAlgoRing, d.proto, budget, 0}, budget),
+                model_->Duration(coll, bytes, nranks, Config{kAlgoRing, other, budget, 0}, budget))
+          << CollName(coll) << " " << bytes;
+      EXPECT_EQ(d.nc,
+                ChannelsRun(coll, bytes / 4, 4, nranks, d.algo, d.proto, 0, budget, 22809, machine_.ringSimpleThreads))
+          << CollName(coll) << " " << bytes;
+      EXPECT_DOUBLE_EQ(model_->DefaultDuration(coll, bytes, nranks, budget),
+                       model_->Duration(coll, bytes, nranks, Config{d.algo, d.proto, d.nc, 0}, budget))
+          << CollName(coll) << " " << bytes;
+    }
+  }
+}
+
 TEST_P(TestbedLandscapeTest, EveryRecordedConfigRunsAsRecordedAtTheTableMedian) {
   // Every config the samples timed: the channel rule runs it as NCCL ran it, and the model's time there (noise off)
   // is the table's median. NCCL's default: the recorded pair, on the recorded channels, the cost table's argmin.
@@ -158,6 +200,17 @@ TEST(TestbedLandscape, ReferenceTableKeepsTheSimulatedMachine) {
   EXPECT_EQ(r.ranks, 0);
   EXPECT_EQ(r.channels, 0);
   EXPECT_EQ(r.ringSimpleThreads, kRingSimpleThreadsNvlink);
+}
+
+TEST(TestbedLandscape, ReferenceTableOffersBroadcastAndReduceOnRingWithEveryProtocol) {
+  // The H200 table records no broadcast or reduce either; its rings have LL, LL128 and Simple (NVLink), as the
+  // 2xH200 trace's broadcasts and reduces do (valid=000/111/000/...).
+  std::string err;
+  auto m = LoadTableModel(SIMNCCL_DATA_FILE, &err);
+  if (!m) GTEST_SKIP() << err;
+  for (int coll : {kBroadcast, kReduce})
+    for (int a = 0; a < kNumAlgos; a++)
+      for (int p = 0; p < kNumProtos; p++) EXPECT_EQ(m->Valid(coll, a, p), a == kAlgoRing) << coll << a << p;
 }
 
 }  // namespace

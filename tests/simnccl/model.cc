@@ -66,13 +66,19 @@ Model::Best Model::Exhaustive(int coll, size_t nBytes, int nranks, int budget, b
 // Built-in model: latency per pipeline step, per-channel launch/sync cost, per-channel bandwidth saturating at the
 // link bandwidth, and a chunk term (pipeline bubble vs per-step overhead). NCCL's own pick comes from a cruder
 // estimate (no per-channel cost, LL128 underestimated, always the full budget), so it is off at mid sizes.
+namespace {
+// The built-in model's validity: Ring for every collective with every protocol, Tree for all-reduce only (NCCL
+// runs broadcast and reduce on Ring alone).
+bool BuiltinValid(int coll, int algo, int proto) {
+  if (proto < 0 || proto >= kNumProtos) return false;
+  if (algo == kAlgoRing) return true;
+  return algo == kAlgoTree && coll == kAllReduce;
+}
+}  // namespace
+
 class BuiltinModel : public Model {
  public:
-  bool Valid(int coll, int algo, int proto) const override {
-    if (proto < 0 || proto >= kNumProtos) return false;
-    if (algo == 1) return true;
-    return algo == 0 && coll == kAllReduce;
-  }
+  bool Valid(int coll, int algo, int proto) const override { return BuiltinValid(coll, algo, proto); }
 
   double Duration(int coll, size_t nBytes, int nranks, const Config& cfg, int budget) const override {
     int nc = std::clamp(cfg.nc > 0 ? cfg.nc : DefaultChannels(nBytes, budget), 1, budget);
@@ -154,7 +160,11 @@ class BuiltinModel : public Model {
 std::unique_ptr<Model> MakeBuiltinModel() { return std::make_unique<BuiltinModel>(); }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Table model: rows `collective config bytes time_us busbw`.
+// Table model: rows `collective config bytes time_us busbw`. A collective the table has no forced rows for (a
+// landscape records all-reduce, all-gather and reduce-scatter; NCCL also runs broadcast and reduce) is not left
+// without an algorithm: it gets the built-in model's validity rules restricted to the pairs a recorded collective
+// (its stand-in) ran on this machine, which hold the protocols the topology allows (the testbed's rings: LL and
+// Simple), and the stand-in's times at equal bus bandwidth.
 class TableModel : public Model {
  public:
   using Curve = std::map<double, double>;  // bytes -> µs
@@ -165,13 +175,40 @@ class TableModel : public Model {
   };
   CollData data[kNumColls];
   RecordedMachine machine;
+  int standIn[kNumColls] = {-1, -1, -1, -1, -1};  // per collective without forced rows: the one timing it, or -1
 
   RecordedMachine Machine() const override { return machine; }
 
-  bool Valid(int coll, int algo, int proto) const override {
+  bool Covered(int coll) const { return !data[coll].forced.empty(); }
+
+  // The stand-ins, once the table is read: for each collective without rows, the first recorded one of those with
+  // its traffic pattern (broadcast: all-gather's ring pipeline; reduce: reduce-scatter's), then the others.
+  void ChooseStandIns() {
+    static constexpr int kPreference[kNumColls][kNumColls - 1] = {
+        {kAllGather, kReduceScatter, kAllReduce, kReduce},     // broadcast
+        {kReduceScatter, kAllGather, kAllReduce, kBroadcast},  // reduce
+        {kReduceScatter, kBroadcast, kReduce, kAllReduce},     // all-gather
+        {kAllGather, kReduce, kBroadcast, kAllReduce},         // reduce-scatter
+        {kReduceScatter, kAllGather, kReduce, kBroadcast}};    // all-reduce
+    for (int c = 0; c < kNumColls; c++) {
+      if (Covered(c)) continue;
+      for (int s : kPreference[c])
+        if (Covered(s)) {
+          standIn[c] = s;
+          break;
+        }
+    }
+  }
+
+  bool Recorded(int coll, int algo, int proto) const {
     for (auto& [k, c] : data[coll].forced)
       if (std::get<0>(k) == algo && std::get<1>(k) == proto) return true;
     return false;
+  }
+
+  bool Valid(int coll, int algo, int proto) const override {
+    if (Covered(coll)) return Recorded(coll, algo, proto);
+    return standIn[coll] >= 0 && BuiltinValid(coll, algo, proto) && Recorded(standIn[coll], algo, proto);
   }
 
   static double Interp(const Curve& c, double b) {
@@ -196,7 +233,7 @@ class TableModel : public Model {
     return lo->second * std::exp(s * std::log(b / lo->first));
   }
 
-  double Forced(int coll, size_t nBytes, int algo, int proto, int nc) const {
+  double Forced(int coll, double nBytes, int algo, int proto, int nc) const {
     std::vector<std::pair<int, double>> pts;  // (nc, µs at nBytes)
     for (auto& [k, c] : data[coll].forced)
       if (std::get<0>(k) == algo && std::get<1>(k) == proto) pts.emplace_back(std::get<2>(k), Interp(c, nBytes));
@@ -219,34 +256,67 @@ class TableModel : public Model {
     return pts.back().second;
   }
 
+  // Bus bandwidth per algorithm bandwidth (nccl-tests): what a rank's links carry per byte of nBytes.
+  static double BusFactor(int coll, int nranks) {
+    const double n = std::max(nranks, 2);
+    if (coll == kAllReduce) return 2 * (n - 1) / n;
+    if (coll == kAllGather || coll == kReduceScatter) return (n - 1) / n;
+    return 1;
+  }
+
+  // A forced config's time: from the collective's own rows, or its stand-in's at the size that puts as many bytes
+  // on each link (equal bus bandwidth: a broadcast of N bytes as an all-gather of N n/(n-1)).
+  double Timed(int coll, size_t nBytes, int nranks, int algo, int proto, int nc) const {
+    if (Covered(coll) || standIn[coll] < 0) return Forced(coll, (double)nBytes, algo, proto, nc);
+    const int s = standIn[coll];
+    return Forced(s, (double)nBytes * BusFactor(coll, nranks) / BusFactor(s, nranks), algo, proto, nc);
+  }
+
   double Duration(int coll, size_t nBytes, int nranks, const Config& cfg, int budget) const override {
     if (cfg.algo < 0 || !Valid(coll, cfg.algo, cfg.proto)) return DefaultDuration(coll, nBytes, nranks, budget);
     int nc = std::clamp(cfg.nc > 0 ? cfg.nc : budget, 1, budget);
-    return Forced(coll, nBytes, cfg.algo, cfg.proto, nc);
+    return Timed(coll, nBytes, nranks, cfg.algo, cfg.proto, nc);
   }
 
   double DefaultDuration(int coll, size_t nBytes, int nranks, int budget) const override {
     const Curve& c = budget >= 32 && !data[coll].def32.empty() ? data[coll].def32 : data[coll].def;
     if (!c.empty()) return Interp(c, nBytes);
     Config d = DefaultConfig(coll, nBytes, nranks, budget);
-    return Forced(coll, nBytes, d.algo, d.proto, d.nc);
+    return Timed(coll, nBytes, nranks, d.algo, d.proto, d.nc);
+  }
+
+  // The channels NCCL runs (algo, proto) on at nBytes without a tuner (float32 elements, as recorded).
+  int OwnChannels(int coll, size_t nBytes, int nranks, int algo, int proto, int budget) const {
+    const size_t perRank = coll == kAllGather || coll == kReduceScatter ? (size_t)std::max(nranks, 1) : 1;
+    const size_t count = std::max<size_t>(1, nBytes / 4 / perRank);
+    return ChannelsRun(coll, count, 4, nranks, algo, proto, 0, budget, 22809, machine.ringSimpleThreads);
   }
 
   Config DefaultConfig(int coll, size_t nBytes, int nranks, int budget) const override {
     const auto& ran = data[coll].defaultRan;
     if (!ran.empty()) {
-      // What NCCL's default ran at the recorded size nearest in log scale, on the channels NCCL gives it (float32
-      // elements, as recorded).
+      // What NCCL's default ran at the recorded size nearest in log scale, on the channels NCCL gives it.
       auto it = ran.lower_bound((double)nBytes);
       if (it == ran.end() ||
           (it != ran.begin() && std::log(it->first / nBytes) > std::log(nBytes / std::prev(it)->first)))
         it = std::prev(it);
       Config d;
       d.algo = it->second.first, d.proto = it->second.second;
-      const size_t perRank = coll == kAllGather || coll == kReduceScatter ? (size_t)std::max(nranks, 1) : 1;
-      const size_t count = std::max<size_t>(1, nBytes / 4 / perRank);
-      d.nc = ChannelsRun(coll, count, 4, nranks, d.algo, d.proto, 0, budget, 22809, machine.ringSimpleThreads);
+      d.nc = OwnChannels(coll, nBytes, nranks, d.algo, d.proto, budget);
       return d;
+    }
+    if (!Covered(coll)) {
+      // Nothing recorded of it: NCCL's pick is taken to be the fastest valid pair, on the channels NCCL gives it.
+      Config best;
+      double bestUs = std::numeric_limits<double>::infinity();
+      for (int a = 0; a < kNumAlgos; a++)
+        for (int p = 0; p < kNumProtos; p++) {
+          if (!Valid(coll, a, p)) continue;
+          const double t = Timed(coll, nBytes, nranks, a, p, budget);
+          if (t < bestUs) bestUs = t, best.algo = a, best.proto = p;
+        }
+      if (best.algo >= 0) best.nc = OwnChannels(coll, nBytes, nranks, best.algo, best.proto, budget);
+      return best;
     }
     // The forced pair whose time at the full budget is closest to the default row: NCCL's likely own pick.
     const Curve& c = budget >= 32 && !data[coll].def32.empty() ? data[coll].def32 : data[coll].def;
@@ -256,7 +326,7 @@ class TableModel : public Model {
     for (int a = 0; a < kNumAlgos; a++)
       for (int p = 0; p < kNumProtos; p++) {
         if (!Valid(coll, a, p)) continue;
-        double d = std::fabs(Forced(coll, nBytes, a, p, budget) - target);
+        double d = std::fabs(Forced(coll, (double)nBytes, a, p, budget) - target);
         if (d < bestDiff) bestDiff = d, best.algo = a, best.proto = p;
       }
     best.nc = budget;
@@ -268,7 +338,7 @@ class TableModel : public Model {
     float lowest = std::numeric_limits<float>::max();
     for (int a = 0; a < kNumAlgos; a++)
       for (int p = 0; p < kNumProtos; p++) {
-        table[a][p] = Valid(coll, a, p) ? (float)Forced(coll, nBytes, a, p, budget) : -1.0f;
+        table[a][p] = Valid(coll, a, p) ? (float)Timed(coll, nBytes, nranks, a, p, budget) : -1.0f;
         if (table[a][p] >= 0) lowest = std::min(lowest, table[a][p]);
       }
     if (d.algo >= 0) table[d.algo][d.proto] = std::max(0.001f, lowest * 0.99f);  // argmin = NCCL's own pick
@@ -400,6 +470,7 @@ std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err)
     }
   }
   if (channelTruth) m->machine.channels = std::min(channelsRun, kMaxChannels);
+  m->ChooseStandIns();
   return m;
 }
 

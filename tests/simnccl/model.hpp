@@ -67,7 +67,9 @@ std::unique_ptr<Model> MakeBuiltinModel();
 // (tests/data/landscapes) also gives, from its comment lines, the machine it was recorded on (RecordedMachine) and
 // its `# alias` lines; and from the `.samples` file beside it (PATH with .txt replaced), what NCCL's default ran:
 // DefaultConfig returns that algorithm and protocol (at the nearest recorded size) and the cost table's argmin
-// points at it.
+// points at it. A collective without forced rows (a landscape has no broadcast or reduce) gets the built-in
+// model's validity restricted to the pairs a recorded collective ran (so the protocols the topology allows), that
+// collective's times at equal bus bandwidth, and the fastest of its valid pairs as NCCL's default.
 std::unique_ptr<Model> LoadTableModel(const std::string& path, std::string* err);
 
 // The interference knob (DESIGN §8): a compute load sharing the GPU that takes `level` (0 <= level < 1) of its
