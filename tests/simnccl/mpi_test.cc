@@ -1,9 +1,11 @@
 // Multi-rank checks of simnccl, run as `mpirun -np 4 simnccl_mpi_test <mode>`: data of every collective, groups,
-// split, move-data policy, virtual time, tuner-plugin calls, table model, and the failure paths (mismatch, hang).
+// split, move-data policy, virtual time, tuner-plugin calls, the tuner's order over a group's communicators, table
+// model, and the failure paths (mismatch, hang).
 #include <dlfcn.h>
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -336,13 +338,18 @@ static void ModeVtime(ncclComm_t comm) {
   CHECK(simncclMismatchCount() == 0, "mismatches");
 }
 
-static void ModePlugin(ncclComm_t comm) {
+// The test tuner's statistics (test_tuner.cc), from the library simnccl loaded as NCCL_TUNER_PLUGIN; null if none.
+static const SimTunerStats* TunerStats() {
   const char* plug = std::getenv("NCCL_TUNER_PLUGIN");
   void* lib = dlopen(plug, RTLD_NOW | RTLD_NOLOAD);
   if (!lib) lib = dlopen((std::string("libnccl-tuner-") + plug + ".so").c_str(), RTLD_NOW | RTLD_NOLOAD);
   CHECK(lib != nullptr, "plugin %s not loaded by simnccl", plug);
-  if (!lib) return;
-  const SimTunerStats* stats = reinterpret_cast<SimTunerStatsFn>(dlsym(lib, "simtunerStats"))();
+  return lib ? reinterpret_cast<SimTunerStatsFn>(dlsym(lib, "simtunerStats"))() : nullptr;
+}
+
+static void ModePlugin(ncclComm_t comm) {
+  const SimTunerStats* stats = TunerStats();
+  if (!stats) return;
   const char* ver = std::getenv("SIMNCCL_VERSION");
   bool v6 = ver && std::atoi(ver) >= 23000;
   CHECK(stats->inits == 1, "init calls %ld", stats->inits);
@@ -393,6 +400,53 @@ static void ModePlugin(ncclComm_t comm) {
   CHECK(simncclMismatchCount() == 0, "mismatches");
 }
 
+// The order in which a group over several communicators reaches the tuner: from NCCL 2.26 by ascending commHash
+// (the commId the tuner's init gets), whatever the order of the calls; before, the order of the communicators'
+// first calls. The world and six splits of all ranks (split count and color give each its own hash), one
+// all-reduce on each in a group, the calls in creation order and then reversed: no one order of the hashes
+// matches both call orders, so a simulation that followed the calls fails one of the two groups.
+static void ModeCommOrder(ncclComm_t world) {
+  const SimTunerStats* stats = TunerStats();
+  if (!stats) return;
+  const char* ver = std::getenv("SIMNCCL_VERSION");
+  const bool byHash = !ver || std::atoi(ver) >= 22600;
+  constexpr int kSplits = 6;
+  std::vector<ncclComm_t> comms{world};
+  for (int i = 0; i < kSplits; i++) {
+    ncclComm_t c;
+    NCCLOK(ncclCommSplit(world, i, gRank, &c, nullptr));
+    comms.push_back(c);
+  }
+  const int n = static_cast<int>(comms.size());
+  CHECK(stats->inits == n, "init calls %ld, want %d", stats->inits, n);
+  if (stats->inits != n) return;
+  std::vector<unsigned long long> hashes(stats->initComms, stats->initComms + n);  // comms[i]'s commId
+  std::vector<float> in(1024, 1), out(1024 * n);
+  for (bool reversed : {false, true}) {
+    std::vector<int> calls(n);  // the order of the calls in the group
+    for (int i = 0; i < n; i++) calls[i] = reversed ? n - 1 - i : i;
+    const long before = stats->collInfos;
+    NCCLOK(ncclGroupStart());
+    for (int i : calls)
+      NCCLOK(ncclAllReduce(in.data(), out.data() + 1024 * i, 64 * (i + 1), ncclFloat32, ncclSum, comms[i], nullptr));
+    NCCLOK(ncclGroupEnd());
+    CHECK(stats->collInfos - before == n, "%ld getCollInfo calls for %d communicators", stats->collInfos - before, n);
+    if (stats->collInfos - before != n) return;
+    std::vector<unsigned long long> want;
+    for (int i : calls) want.push_back(hashes[i]);
+    if (byHash) std::sort(want.begin(), want.end());
+    for (int k = 0; k < n; k++) {
+      const unsigned long long got = stats->callComms[(before + k) % SimTunerStats::kHistory];
+      CHECK(got == want[k], "%s group, tuner call %d: communicator 0x%llx, want 0x%llx (%s)",
+            reversed ? "reversed" : "forward", k, got, want[k], byHash ? "ascending commId" : "call order");
+    }
+    for (int i = 0; i < n; i++)
+      CHECK(out[1024 * i] == gSize && out[1024 * i + 64 * (i + 1) - 1] == gSize, "communicator %d's data", i);
+  }
+  for (int i = 1; i < n; i++) NCCLOK(ncclCommDestroy(comms[i]));
+  CHECK(simncclMismatchCount() == 0, "mismatches");
+}
+
 static void ModeTable(ncclComm_t comm) {
   std::vector<float> a(1 << 20), b(1 << 20);  // 4 MiB: table default 42.70 us
   double t0 = simncclVirtualTimeUs();
@@ -434,6 +488,8 @@ int main(int argc, char** argv) {
     ModeVtime(comm);
   else if (mode == "plugin")
     ModePlugin(comm);
+  else if (mode == "commorder")
+    ModeCommOrder(comm);
   else if (mode == "table")
     ModeTable(comm);
   else if (mode == "mismatch")

@@ -1323,8 +1323,14 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
   Runtime& rt = RT();
   bool move = tMoveNext;
   tMoveNext = false;
-  // NCCL's list of the group's communicators: in the order of their first task. A one-rank communicator's
-  // collective is no task in NCCL (a copy at the call); the simulation runs those last.
+  // NCCL's list of the group's communicators (ncclGroupCommJoin), the order of their tuner calls and launches.
+  // Before 2.26 a communicator joins at the end: the order of their first task (a one-rank communicator's
+  // collective is no task in NCCL, a copy at the call: those last, they call no tuner). From 2.26 one with no
+  // sibling in the list (another rank of the same communicator in this process; none with one rank per process)
+  // goes in by ascending commHash, whatever the call order. A communicator made from a unique id has a random
+  // hash, a split's is derived from its parent's, its split count and its color (here: the names hashed), so
+  // which of a world and its split the tuner sees first changes from run to run, as on real NCCL 2.28.9 (the
+  // one-GPU testbed, 5 runs: the split first in 1, each time as the hashes said).
   std::vector<CommPlan> plans;
   auto planOf = [&](ncclComm* c) -> CommPlan& {
     for (CommPlan& p : plans)
@@ -1345,6 +1351,9 @@ ncclResult_t Launch(std::vector<Task>& tasks, ncclSimInfo_t* simInfo) {
         t.traffic = Traffic(t);
         p.colls.push_back(&t);
       }
+  if (rt.env.version >= 22600)
+    std::stable_sort(plans.begin(), plans.end(),
+                     [](const CommPlan& a, const CommPlan& b) { return a.comm->hash < b.comm->hash; });
   for (CommPlan& p : plans) {
     // NCCL >= 2.29: broadcasts from several roots in one group run as one AllGatherV.
     std::set<int> roots;

@@ -1,8 +1,9 @@
 // Test tuner plugin for the simnccl sim tests. SIMTUNER_MODE=force: Ring/LL128 (Tree/LL128 unavailable → first
 // valid), nChannels 4 (SIMTUNER_CHANNELS, read at every call, asks for another count), chunk 10 grains;
 // SIMTUNER_MODE=inconsistent: like force, but rank 1 (OMPI_COMM_WORLD_RANK) asks for 3 channels on its 5th
-// getCollInfo. Exposes its call statistics through simtunerStats(); built with the test profiler
-// (test_profiler.cc), it also logs its calls into the profiler's log.
+// getCollInfo. Exposes its call statistics (with each call's communicator) through simtunerStats(); built with the
+// test profiler (test_profiler.cc), it also logs its calls into the profiler's log.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -22,13 +23,16 @@ int Rank() {
 
 ncclResult_t Init(void** ctx, uint64_t commId, size_t, size_t, ncclDebugLogger_t, ncclNvlDomainInfo_v5_t*,
                   ncclTunerConstants_v5_t*) {
+  unsigned long long* slot = &g.initComms[std::min<long>(g.inits, SimTunerStats::kHistory - 1)];
   g.inits++;
-  *ctx = &g;
+  *slot = commId;
+  *ctx = slot;  // which communicator a later call is for
   if (simtestLogTunerCall) simtestLogTunerCall('I', 0, commId);
   return ncclSuccess;
 }
-ncclResult_t GetCollInfo(void*, ncclFunc_t coll, size_t nBytes, int numPipeOps, float** table, int numAlgo,
+ncclResult_t GetCollInfo(void* ctx, ncclFunc_t coll, size_t nBytes, int numPipeOps, float** table, int numAlgo,
                          int numProto, int, int* nChannels) {
+  g.callComms[g.collInfos % SimTunerStats::kHistory] = *static_cast<unsigned long long*>(ctx);
   g.collInfos++;
   g.lastFunc = coll, g.lastNBytes = nBytes, g.lastNumPipeOps = numPipeOps;
   float(*t)[3] = (float(*)[3])table;

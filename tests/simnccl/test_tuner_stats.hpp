@@ -4,9 +4,14 @@
 #pragma once
 
 struct SimTunerStats {
+  static constexpr int kHistory = 32;
   long inits, finalizes, collInfos, chunkCalls;
   long lastNumPipeOps, lastFunc;
   unsigned long lastNBytes, lastChunkNBytes, lastValidMask;
+  // The commId of each communicator's init, in init order (from the kHistory-th on, the last slot is reused); a
+  // communicator's plugin context points at its slot. Call i's (from 0) communicator: callComms[i % kHistory].
+  unsigned long long initComms[kHistory];
+  unsigned long long callComms[kHistory];
 };
 
 extern "C" {
