@@ -3,6 +3,7 @@
 #include "trace.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -134,8 +135,10 @@ std::string AllowedBecause(const Event& real, const Event& sim, const std::strin
   return s;
 }
 
-void CompareSegment(int rank, const Segment& real, const Segment& sim, const std::vector<Allowance>& allowances,
-                    Comparison* out) {
+// Aligns the calls `real` and `sim` of `program` (`where`: which of its calls, e.g. one communicator's, or "").
+void CompareEvents(int rank, const std::string& program, const std::string& where, const std::vector<Event>& realEv,
+                   const std::vector<Event>& simEv, const std::vector<Allowance>& allowances, Comparison* out) {
+  const Segment real{program, realEv}, sim{program, simEv};
   const size_t n = real.events.size(), m = sim.events.size();
   std::vector<std::string> a(n), b(m);
   for (size_t i = 0; i < n; i++) a[i] = Key(real.events[i], real.program, allowances);
@@ -165,9 +168,37 @@ void CompareSegment(int rank, const Segment& real, const Segment& sim, const std
     }
   }
   if (missing || extra)
-    out->failures.push_back("rank " + std::to_string(rank) + ", program " + real.program + ": " +
+    out->failures.push_back("rank " + std::to_string(rank) + ", program " + real.program + where + ": " +
                             std::to_string(missing) + " real call(s) the simulation does not make, " +
                             std::to_string(extra) + " simulated call(s) real NCCL does not make:\n" + block);
+}
+
+// The communicators of the calls, in call order ("1,0,0").
+std::string CommOrder(const std::vector<Event>& events) {
+  std::string s;
+  for (const Event& e : events) s += (s.empty() ? "" : ",") + e.Field("comm");
+  return s;
+}
+
+void CompareSegment(int rank, const Segment& real, const Segment& sim, const std::vector<Allowance>& allowances,
+                    Comparison* out) {
+  // A comm-order allowance: each communicator's calls are compared in their order, the interleaving of the
+  // communicators is only reported (NCCL >= 2.26 takes a group's communicators by their hashes).
+  const Allowance* order = Allowed(real.program, "getCollInfo", "comm-order", allowances);
+  if (order == nullptr) {
+    CompareEvents(rank, real.program, "", real.events, sim.events, allowances, out);
+    return;
+  }
+  std::map<std::string, std::pair<std::vector<Event>, std::vector<Event>>> byComm;
+  for (const Event& e : real.events) byComm[e.Field("comm")].first.push_back(e);
+  for (const Event& e : sim.events) byComm[e.Field("comm")].second.push_back(e);
+  for (const auto& [comm, events] : byComm)
+    CompareEvents(rank, real.program, " (communicator " + comm + ")", events.first, events.second, allowances, out);
+  const std::string realOrder = CommOrder(real.events), simOrder = CommOrder(sim.events);
+  if (realOrder != simOrder)
+    out->allowed.push_back("rank " + std::to_string(rank) + ", program " + real.program +
+                           ":\n  real: calls on communicators " + realOrder + "\n  sim : calls on communicators " +
+                           simOrder + "\n  allowed comm-order: " + order->reason);
 }
 
 }  // namespace

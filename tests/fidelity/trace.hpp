@@ -41,7 +41,9 @@ struct Trace {
 bool ParseTrace(const std::string& text, Trace* out, std::string* error);
 
 // A difference the simulation is allowed to have: `field` ("thread", or a recorded key) of calls of `kind` in
-// `program` (its name, without the number); "*" matches any program or kind.
+// `program` (its name, without the number); "*" matches any program or kind. The field `comm-order` (kind
+// getCollInfo or "*") allows the program's calls a different interleaving of communicators: each communicator's
+// calls are still compared in their own order.
 struct Allowance {
   std::string program, kind, field, reason;
 };

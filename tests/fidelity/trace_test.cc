@@ -121,6 +121,35 @@ TEST(FidelityTrace, AllowancesCoverOnlyTheirProgramKindAndField) {
   }
 }
 
+TEST(FidelityTrace, ACommOrderAllowanceComparesEachCommunicatorsCallsNotTheirInterleaving) {
+  const std::string ar1 = "0 main getCollInfo comm=1 coll=AllReduce bytes=2097152 numPipeOps=1\n";
+  const std::string ar0 = "0 main getCollInfo comm=0 coll=AllReduce bytes=1048576 numPipeOps=1\n";
+  const std::string ag0 = "0 main getCollInfo comm=0 coll=AllGather bytes=1048576 numPipeOps=1\n";
+  const std::string mark = "0 main mark program=1 name=two-comms\n";
+  const std::string real = mark + ar1 + ar0 + ag0;
+  const std::string interleaved = mark + ar0 + ag0 + ar1;
+  std::vector<Allowance> allow, other;
+  std::string err;
+  ASSERT_TRUE(ParseAllowances("two-comms getCollInfo comm-order by hash\n", &allow, &err)) << err;
+  ASSERT_TRUE(ParseAllowances("other getCollInfo comm-order by hash\n", &other, &err)) << err;
+
+  EXPECT_FALSE(CompareTraces(Parse(real), Parse(interleaved), {}).ok());
+  EXPECT_FALSE(CompareTraces(Parse(real), Parse(interleaved), other).ok());
+  Comparison c = CompareTraces(Parse(real), Parse(interleaved), allow);
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(c.callsCompared, 3);
+  ASSERT_EQ(c.allowed.size(), 1u);
+  EXPECT_THAT(c.allowed[0], HasSubstr("real: calls on communicators 1,0,0\n  sim : calls on communicators 0,0,1"));
+  EXPECT_THAT(c.allowed[0], HasSubstr("allowed comm-order: by hash"));
+  EXPECT_TRUE(CompareTraces(Parse(real), Parse(real), allow).allowed.empty());
+
+  // One communicator's own order, or a call of it, still has to match.
+  c = CompareTraces(Parse(real), Parse(mark + ar1 + ag0 + ar0), allow);
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_THAT(c.failures[0], HasSubstr("rank 0, program 1 two-comms (communicator 0)"));
+  EXPECT_FALSE(CompareTraces(Parse(real), Parse(mark + ar0 + ag0), allow).ok());
+}
+
 TEST(FidelityTrace, DifferentProgramListsOrRanksFail) {
   std::string sim = Replace(kReal, "1 main mark program=2 name=group", "1 main mark program=2 name=other");
   Comparison c = CompareTraces(Parse(kReal), Parse(sim), {});
