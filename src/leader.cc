@@ -339,6 +339,9 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       if (w.sent_converged && c->search->incumbent() == w.last_final) continue;
       u.entries.push_back({c->search->incumbent(), 0, false});
       u.converged = true;  // replaces what is left: no more samples once converged
+      // What does not fit waits for the next payload, its state untouched: marked as sent, it never was
+      // (a DDP bucket of a converged class stayed "searching" for good when its update missed the room).
+      if (coordinator::EncodedWords(u) > room) break;
       if (!(w.last_final == c->search->incumbent())) w.incumbent_samples.clear();
       w.last_final = c->search->incumbent();
       w.sent_converged = true;
@@ -368,8 +371,11 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       // A new round replaces what is still scheduled (asked for while the last round was undecided);
       // within a round, entries come after it (a final entry alone keeps them).
       u.append = u.entries.empty() || c->search->round_id() == w.sent_round;
-      if (!u.entries.empty()) w.sent_round = c->search->round_id();
       u.entries.push_back({waiting, 0, false});
+      // Entries from Next() always fit (max leaves room for the header and the final entry); a final entry
+      // alone may not, and then waits for the next payload with the workload's state untouched.
+      if (coordinator::EncodedWords(u) > room) break;
+      if (u.entries.size() > 1) w.sent_round = c->search->round_id();
       w.last_final = waiting;
       w.sent_converged = false;
     } else {

@@ -282,5 +282,16 @@ TEST(Leader, ManyWorkloadsFitOnePayloadAtATime) {
   EXPECT_TRUE(words.ok()) << words.status();
 }
 
+// Many members of one size class converge at once (DDP buckets): their converged updates take several
+// payloads, and every member gets one. (One that did not fit used to be marked as sent all the same and
+// stayed "searching" for good.)
+TEST(Leader, EveryMemberOfAClassGetsItsConvergedUpdate) {
+  Loop loop(Opts());
+  for (uint64_t i = 0; i < 30; ++i) loop.keys.push_back(Key((1 << 20) + i * 4096));
+  ASSERT_TRUE(loop.Run(400));
+  const Config c0 = *loop.book.Incumbent(loop.keys[0].Hash());
+  for (const WorkloadKey& k : loop.keys) EXPECT_EQ(*loop.book.Incumbent(k.Hash()), c0);
+}
+
 }  // namespace
 }  // namespace ccltune
