@@ -52,6 +52,9 @@ constexpr int kSpeculateCap = 16;
 // screening points.
 constexpr double kCarryMargin = 0.05;
 constexpr size_t kMaxCarried = 2;
+// Screening samples this many times slower than a neighbour of the same subspace (times the neighbour's
+// channels over theirs, when it has more) are checked again.
+constexpr double kSuspectRatio = 1.5;
 // A config that left the race counts again for the final choice with this many samples or more.
 constexpr int kFinalMinSamples = 4;
 
@@ -126,8 +129,41 @@ struct Search::Impl {
         return (decide_target + 1) / 2;
     }
   }
+  // A screened config whose one sample reads kSuspectRatio times slower than a channel count of its own
+  // subspace that measured as fast as the default or faster (NCCL's default included, where it runs that
+  // subspace): one slow call can look like that
+  // (real NCCL on the testbed: all-reduce 1 MiB ring/simple/nc1 read 4.1x on its screening sample, was
+  // dropped, and was the oracle's pick at 1.15x faster). It gets a second sample, and a third when the
+  // two disagree by that ratio too (the median of three drops one outlier).
+  bool Suspect(const Config& c) const {
+    if (wide || c.IsDefault()) return false;
+    const std::vector<internal::Sample>& own = store.Of(c);
+    if (own.empty() || own.size() > 2) return false;
+    if (own.size() == 2) {
+      // It was a suspect at one sample (only suspects get a second one while screening): a third settles
+      // two that disagree (their median is their mean).
+      const double hi = std::max(own[0].us, own[1].us), lo = std::min(own[0].us, own[1].us);
+      return hi > kSuspectRatio * lo;
+    }
+    // Only next to a neighbour that is a contender (as fast as the default or faster): a subspace slow at
+    // every channel count is not worth the samples, and some are many times slower at one count.
+    // Fewer channels may be slower by their ratio (a bandwidth-bound call on half the channels takes
+    // twice as long): the allowance grows with it.
+    const double mine = store.Relative(c);
+    auto implausible = [&](double theirs, int their_channels) {
+      const double fewer = std::max(1.0, static_cast<double>(their_channels) / std::max(1, c.channels));
+      return theirs <= 1 && mine > kSuspectRatio * fewer * theirs;
+    };
+    const std::optional<Config>& d = store.DefaultRan();
+    if (d && d->algo == c.algo && d->proto == c.proto && implausible(1.0, d->channels)) return true;
+    for (const Config& m : store.Measured())
+      if (!m.IsDefault() && m.algo == c.algo && m.proto == c.proto && !(m == c) &&
+          implausible(store.Relative(m), m.channels))
+        return true;
+    return false;
+  }
   int TargetOf(const Config& c) const {
-    if (stage == Stage::kScreen) return ScreenTarget();
+    if (stage == Stage::kScreen) return ScreenTarget() + (Suspect(c) ? static_cast<int>(store.Of(c).size()) : 0);
     return stage == Stage::kDecide && c == winner ? decide_target : target;
   }
   std::vector<Config> Contenders() const { return stage == Stage::kDecide ? std::vector<Config>{winner} : pool; }

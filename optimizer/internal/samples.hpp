@@ -41,6 +41,8 @@ class SampleStore {
   Config Effective(const Config& asked) const;
   // True when `asked` is known or predicted to run exactly as NCCL's default.
   bool TwinOfDefault(const Config& asked) const;
+  // What NCCL runs for its default (no override), once reported.
+  const std::optional<Config>& DefaultRan() const { return default_ran_; }
   // Largest channel count NCCL runs for the subspace (0: not known yet).
   int Ceiling(int algo, int proto) const;
   // True once NCCL's run of some config of the subspace was reported (its ceiling question answered
