@@ -180,17 +180,21 @@ TEST(Refine, HalvesTheChannelBracketThenTriesChunks) {
   EXPECT_TRUE(Neighbours(C(kAlgoRing, kProtoSimple, 2), s, t).empty());
 }
 
+// n samples each of NCCL's default and of `a` (`rel` times the default), alternating, each side
+// `spread` above and below its level in turn.
+SampleStore Alternating(const Config& a, double rel, double spread, int n) {
+  SampleStore st;
+  for (int i = 0; i < n; ++i) {
+    const double e = (i % 2 ? 1 : -1) * spread;
+    st.Add(kDef, 100 * (1 - e));
+    st.Add(a, 100 * rel * (1 + e));
+  }
+  return st;
+}
+
 TEST(Decide, SwitchesOnlyOnASignificantGain) {
   const Config a = C(kAlgoRing, kProtoLL, 4);
-  auto store = [&](double rel, double spread, int n) {
-    SampleStore st;
-    for (int i = 0; i < n; ++i) {
-      const double e = (i % 2 ? 1 : -1) * spread;
-      st.Add(kDef, 100 * (1 - e));
-      st.Add(a, 100 * rel * (1 + e));
-    }
-    return st;
-  };
+  auto store = [&](double rel, double spread, int n) { return Alternating(a, rel, spread, n); };
   EXPECT_TRUE(Decide(a, store(0.80, 0.02, 8), 0.02).switch_to_winner);
   EXPECT_FALSE(Decide(a, store(0.99, 0.02, 8), 0.02).switch_to_winner);  // below min_gain
   EXPECT_FALSE(Decide(a, store(0.99, 0.02, 8), 0.02).undecided);
@@ -202,15 +206,7 @@ TEST(Decide, SwitchesOnlyOnASignificantGain) {
 
 TEST(Decide, StopsWhenTheCapCouldNotDecideEither) {
   const Config a = C(kAlgoRing, kProtoLL, 4);
-  auto store = [&](double rel, double spread, int n) {
-    SampleStore st;
-    for (int i = 0; i < n; ++i) {
-      const double e = (i % 2 ? 1 : -1) * spread;
-      st.Add(kDef, 100 * (1 - e));
-      st.Add(a, 100 * rel * (1 + e));
-    }
-    return st;
-  };
+  auto store = [&](double rel, double spread, int n) { return Alternating(a, rel, spread, n); };
   // 8 samples a side under 15% noise: the standard error is about 0.28, a switch needs about 0.33.
   const SampleStore small_gain = store(0.97, 0.15, 8), larger_gain = store(0.90, 0.15, 8);
   ASSERT_TRUE(Decide(a, small_gain, 0.02).undecided);  // no cap: sample on
