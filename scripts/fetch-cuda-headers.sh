@@ -7,7 +7,8 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="$repo/.deps/cuda"
-wheels=(nvidia-nccl-cu13==2.28.9 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88)
+# CCCL: cuda_fp16.h (which nccl.h includes) includes <nv/target>, which only the CCCL wheel has.
+wheels=(nvidia-nccl-cu13==2.28.9 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85)
 stamp="${wheels[*]}"
 if [[ -f "$dest/VERSION" && "$(cat "$dest/VERSION")" == "$stamp" ]]; then
   exit 0
