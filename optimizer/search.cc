@@ -141,8 +141,8 @@ struct Search::Impl {
     const std::vector<internal::Sample>& own = store.Of(c);
     if (own.empty() || own.size() > 2) return false;
     if (own.size() == 2) {
-      // It was a suspect at one sample (only suspects get a second one while screening): a third settles
-      // two that disagree (their median is their mean).
+      // Two samples (a suspect's second, or one asked ahead for the likely survivors while the round is
+      // decided): a third settles two that disagree (their median is their mean).
       const double hi = std::max(own[0].us, own[1].us), lo = std::min(own[0].us, own[1].us);
       return hi > kSuspectRatio * lo;
     }

@@ -381,9 +381,9 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
     } else {
       continue;
     }
-    const int words = coordinator::EncodedWords(u);
-    if (words > room) break;  // what does not fit waits for the next payload
-    room -= words;
+    // Each branch checked that `u` fits before touching the workload's state (what does not fit waits for
+    // the next payload).
+    room -= coordinator::EncodedWords(u);
     w.awaiting_apply = true;
     for (const auto& e : u.entries) w.shipped_unapplied += e.calls;
     CCLTUNE_TRACE(kOpt, "schedule for %016x: %d entries, final %s%s", h, static_cast<int>(u.entries.size()),
