@@ -5,12 +5,15 @@
 //   prior.cc   NCCL's cost table orders the subspaces; hints (an import, a neighbouring size's winner)
 //              come first;
 //   screen.cc  a few log-spaced channel counts per subspace over the channels NCCL really runs;
-//   race.cc    successive halving over the screened configs with NCCL's default always in the race,
+//   race.cc    an asynchronous race over the screened configs (no rounds): the leader and its strongest
+//              challenger (lowest lower confidence bound) are sampled, NCCL's default always in between,
 //              on robust statistics of samples normalised by the default measured next to them;
-//   refine.cc  channel counts next to the leader (and chunk sizes where tuner v6 offers them) join the race;
-//   decide.cc  the winner replaces NCCL's default only on a gain larger than the measured noise;
-//   search.cc  the state machine that runs them, pipelined: the next candidates are always available,
-//              also while earlier ones are still being measured.
+//   refine.cc  channel counts next to the leader (and chunk sizes where tuner v6 offers them) join the race,
+//              the bracket halving while it leads;
+//   decide.cc  the leader replaces NCCL's default only on a gain larger than the measured noise, judged on
+//              its samples since it leads;
+//   search.cc  the state machine that runs them within a sample budget: the next candidates are always
+//              available, also while earlier ones are still being measured.
 // Pure C++: no CUDA, NCCL or MPI; tests drive it with measured landscapes replayed with their noise.
 #pragma once
 
@@ -43,15 +46,8 @@ struct Options {
   // Switch away from NCCL's default only if the winner is faster by more than this fraction, and by
   // more than kDecideZ standard errors of the measured difference.
   double min_gain = 0.02;
-  // Screened configs at most (the prior's order decides which), and configs that survive screening.
+  // Screened configs at most (the prior's order decides which).
   int max_screen = 24;
-  int max_survivors = 6;
-  // Samples of the final winner and of the default before the decision (at least).
-  int final_samples = 4;
-  // Calls of this search's workloads that pass between asking for a sample and acting on it (the caller's
-  // pipeline: carried timings, the payload lag; 0 unknown). With many calls per round trip, samples are
-  // cheap and round trips dear: screening takes two samples of each config and the race keeps fewer.
-  int round_trip_calls = 0;
   // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
   // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
   // two consecutive windows, re-opens the search.
@@ -85,7 +81,7 @@ struct Stats {
   int configs = 0;          // distinct configs measured (as NCCL ran them)
   int requested = 0;        // samples asked for (Next) while searching
   int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
-  int early = 0;            // decided on the race's own samples (a gain far beyond their noise)
+  int early = 0;            // decided before the sample budget was used up
   int reopened = 0;
 };
 

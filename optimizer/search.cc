@@ -1,8 +1,7 @@
-// Stage 6, the search: runs prior -> screen -> race (with refinement) -> decide for one workload and
-// keeps monitoring after convergence (see optimizer.hpp). Pipelined: Next() always answers from what is
-// known, counting the samples already asked for, so a caller can keep a schedule ahead of the calls
-// while samples are still in flight; when everything of the current round is asked for, it adds a few
-// more samples of the round's leaders and the default (they count in the next round).
+// Stage 6, the search: runs prior -> screen -> race (with refinement) -> decide for one workload, within a
+// sample budget, and keeps monitoring after convergence (see optimizer.hpp). Asynchronous: Next() always
+// answers from what came back so far, counting the samples already asked for, so a caller can keep a
+// schedule ahead of the calls while samples are in flight, and no stage waits for a round to complete.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,77 +24,72 @@ using internal::KeyOf;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// The default is measured at least once every kDefaultEvery entries while screening and racing (its
-// samples are the local reference of the others), every other entry while deciding.
+// The default is measured at least once every kDefaultEvery entries (its samples are the local reference
+// of the others), every kConfirmEvery entries once the leader is only compared with the default.
 constexpr int kDefaultEvery = 4;
-// Cumulative samples per survivor in race round r (index r; round 0 is screening).
-constexpr int kRoundTarget[] = {1, 2, 4, 6, 8};
-constexpr int kMaxRounds = static_cast<int>(std::size(kRoundTarget)) - 1;
-// Refinement steps (each halves the channel bracket around the winner, or tries chunk sizes).
+constexpr int kConfirmEvery = 2;
+// The leader is taken once it clears internal::Decide against the default on kMinDecideSamples or more
+// samples and no other arm's lower bound is more than kEpsilonBest below its estimate (a config within a
+// few percent of the best is as good as the samples can tell apart).
+constexpr int kMinDecideSamples = 6;
+// An arm other than the leader, chosen at the end as the pessimistic best of several, decides on all of
+// its samples and must clear this many more standard errors.
+constexpr double kPickedZ = 1.0;
+constexpr double kEpsilonBest = 0.03;
+// Samples of one arm asked for at most (more cannot move a decision the budget allows).
+constexpr int kArmCap = 24;
+// The sample budget (entries asked for while searching, NCCL's default included): kBudgetPerArm per arm
+// (screening, and its share of the race) plus kBudgetRace. Past it the search decides on what it has: a
+// training loop that runs each workload once per iteration converges when its slowest search does.
+constexpr int kBudgetRace = 18;
+constexpr double kBudgetPerArm = 3;
+// Refinement steps (each adds the channel counts halfway to the leader's measured neighbours, or chunk
+// sizes); a leader is refined once it has kRefineAfter samples.
 constexpr int kMaxRefine = 3;
-// A refinement step whose neighbours are this many channels or more from the winner is followed by
-// another even when the winner held its place.
-constexpr int kWideBracket = 3;
-// Samples asked for while searching, at most: past it the search decides on what it has.
-constexpr int kMaxRequested = 96;
-// An undecided comparison of winner and default adds kDecideStep samples to each side, up to
-// kDecideCap samples of the winner, and stops earlier when the cap could not decide it either
-// (internal::Decide's futility check). A cap of 16 was tried: on the testbed's small sizes (per-sample
-// noise 0.2) a 27% gain needs about 20 fresh samples to clear kDecideZ, and reduce-scatter 256 KiB kept
-// the default at 0.73 after 13 samples while the oracle found 1.49x.
-constexpr int kDecideStep = 4;
-constexpr int kDecideCap = 24;
-// Samples of the likely winner asked for ahead of its rounds, at most.
-constexpr int kSpeculateCap = 16;
-// Refinement rounds keep up to kMaxCarried earlier contenders within kCarryMargin of the winner (relative
-// to the default) in the race, and refine the best of another subspace among them too: a near tie between
-// subspaces is not settled by the few samples that ended a halving round, nor on one subspace's
-// screening points.
+constexpr int kRefineAfter = 2;
+// No refinement once fewer than this many entries of the budget are left (new arms need their screening
+// and a few race samples).
+constexpr int kRefineReserve = 12;
+// Earlier arms within kCarryMargin of the leader (relative to the default): the best of another subspace
+// among them is refined too (a near tie between subspaces is settled on each one's refined best).
 constexpr double kCarryMargin = 0.05;
-constexpr size_t kMaxCarried = 2;
 // Screening samples this many times slower than a neighbour of the same subspace (times the neighbour's
 // channels over theirs, when it has more) are checked again.
 constexpr double kSuspectRatio = 1.5;
-// A config that left the race counts again for the final choice with this many samples or more.
-constexpr int kFinalMinSamples = 4;
 
 }  // namespace
 
+// The race is asynchronous: there are no rounds to wait for. Every entry Next() hands out is chosen from
+// what has come back so far, counting the samples still on their way as if they had come at the arm's
+// current estimate (so consecutive entries spread over the arms instead of repeating one); a sample that
+// arrives moves the race on at once. Screening gives every arm its first sample(s); after it, the race
+// samples the leader and its strongest challenger (the arm with the lowest lower confidence bound),
+// whichever is the less certain, until one of the stopping rules holds (Advance).
 struct Search::Impl {
-  enum class Stage { kScreen, kRace, kDecide, kDone };
+  enum class Stage { kScreen, kRace, kDone };
 
   SearchSpace space;
   Options opt;
   Prior prior;
   internal::SampleStore store;
   std::map<ConfigKey, int> pending;  // samples asked for and not received, by config as NCCL runs it
-  std::vector<Config> pool;          // contenders of the current round (as NCCL runs them), default excluded
-  int target = 1;                    // cumulative samples every contender needs this round
-  int round = 0;
+  std::vector<Config> arms;          // every config in the race (as NCCL runs it), default excluded
+  std::set<ConfigKey> refined;       // arms of another subspace than the leader's whose neighbours joined
   int refine_steps = 0;
-  bool refining = false;  // the current round races a winner against its neighbours
-  Config refine_from;
-  Config winner;
   Stage stage = Stage::kScreen;
   std::map<int, int> since_default;  // per stream: entries since its last default sample
-  size_t cursor = 0;
-  int decide_target = 0;    // fresh samples of the winner and of the default before the (next) verdict
-  int64_t decide_from = 0;  // the decision's samples arrive from this index on (after screening)
   Config incumbent;
   double incumbent_us = 0;
   Stats stats;
+  int round_id = 0;  // changes when the race's leader or its arms change
+  Config last_leader;
+  // Samples from this arrival index on came after the leader became the leader: they played no part in
+  // making it the leader (of several noisy arms the luckiest leads), so its decision is taken on them.
+  int64_t lead_since = 0;
 
   Impl(const SearchSpace& s, const Options& o, const Prior& p) : space(s), opt(o), prior(p) {
-    int subspaces = 0;
-    for (int a = 0; a < kNumAlgos; ++a)
-      for (int q = 0; q < kNumProtos; ++q) subspaces += space.subspaces.Valid(a, q) ? 1 : 0;
-    const int screened =
-        std::min<int>(o.max_screen, subspaces * static_cast<int>(internal::ScreenChannels(s.max_channels).size()));
-    wide = o.round_trip_calls >= 2 * screened + 2;
     space.max_channels = std::max(1, space.max_channels);
     opt.max_screen = std::max(1, opt.max_screen);
-    opt.max_survivors = std::max(1, opt.max_survivors);
-    opt.final_samples = std::max(2, opt.final_samples);
     opt.monitor_window = std::max(1, opt.monitor_window);
   }
 
@@ -104,32 +98,20 @@ struct Search::Impl {
     auto it = pending.find(KeyOf(eff));
     return it == pending.end() ? 0 : it->second;
   }
-  // Samples that count for the current stage: all of them, or while deciding the fresh ones.
-  int Count(const Config& eff) const { return store.Count(eff, stage == Stage::kDecide ? decide_from : 0); }
-  int Have(const Config& eff) const { return Count(eff) + Pending(eff); }
+  int Have(const Config& eff) const { return store.Count(eff) + Pending(eff); }
   int TotalPending() const {
     int n = 0;
     for (const auto& [k, v] : pending) n += v;
     return n;
   }
-  // Wide rounds (Options::round_trip_calls): screening takes two samples of each config, the race keeps
-  // its best two. Decided when screening starts, from the screening set's size.
-  bool wide = false;
-  int ScreenTarget() const { return wide ? 2 : 1; }
-  int WideOr(int target) const { return wide ? kRoundTarget[kMaxRounds - 1] : target; }
-
-  int DefaultMin() const {
-    switch (stage) {
-      case Stage::kScreen:
-        return wide ? 3 : 2;
-      case Stage::kRace:
-        return target;
-      default:
-        // The default's samples flatter nothing (it is always in the race, never chosen): fresh ones
-        // only keep the winner's local reference, one for every two of the winner's.
-        return (decide_target + 1) / 2;
-    }
+  bool IsArm(const Config& c) const { return std::find(arms.begin(), arms.end(), c) != arms.end(); }
+  int Budget() const {
+    return kBudgetRace + static_cast<int>(std::lround(kBudgetPerArm * static_cast<double>(arms.size())));
   }
+  // Entries that count against the budget: those asked for that came back or are still on their way (the
+  // waiting config's calls, run while nothing is asked for, are samples the budget does not pay for).
+  int Used() const { return stats.requested - stats.lost; }
+
   // A screened config whose one sample reads kSuspectRatio times slower than a channel count of its own
   // subspace that measured as fast as the default or faster (NCCL's default included, where it runs that
   // subspace): one slow call can look like that
@@ -137,12 +119,10 @@ struct Search::Impl {
   // dropped, and was the oracle's pick at 1.15x faster). It gets a second sample, and a third when the
   // two disagree by that ratio too (the median of three drops one outlier).
   bool Suspect(const Config& c) const {
-    if (wide || c.IsDefault()) return false;
+    if (c.IsDefault()) return false;
     const std::vector<internal::Sample>& own = store.Of(c);
     if (own.empty() || own.size() > 2) return false;
     if (own.size() == 2) {
-      // Two samples (a suspect's second, or one asked ahead for the likely survivors while the round is
-      // decided): a third settles two that disagree (their median is their mean).
       const double hi = std::max(own[0].us, own[1].us), lo = std::min(own[0].us, own[1].us);
       return hi > kSuspectRatio * lo;
     }
@@ -163,37 +143,25 @@ struct Search::Impl {
         return true;
     return false;
   }
-  int TargetOf(const Config& c) const {
-    if (stage == Stage::kScreen) return ScreenTarget() + (Suspect(c) ? static_cast<int>(store.Of(c).size()) : 0);
-    return stage == Stage::kDecide && c == winner ? decide_target : target;
+  // Samples an arm gets before the race looks at it: one, more for a suspect.
+  int ScreenTarget(const Config& c) const { return 1 + (Suspect(c) ? static_cast<int>(store.Of(c).size()) : 0); }
+
+  // The race's rules (race.cc), with the samples on their way counted where `with_pending` says so.
+  double StdErr(const Config& c, bool with_pending) const {
+    return internal::RaceStdErr(c, store, with_pending ? Pending(c) : 0);
   }
-  std::vector<Config> Contenders() const { return stage == Stage::kDecide ? std::vector<Config>{winner} : pool; }
-
-  // Pool entries as NCCL is now known to run them: merged, twins of the default dropped.
-  void Normalise() {
-    std::vector<Config> out;
-    std::set<ConfigKey> seen;
-    for (const Config& c : pool) {
-      if (store.TwinOfDefault(c)) continue;
-      const Config e = store.Effective(c);
-      if (seen.insert(KeyOf(e)).second) out.push_back(e);
-    }
-    pool = std::move(out);
+  double Lower(const Config& c, bool with_pending) const {
+    return internal::LowerBound(c, store, with_pending ? Pending(c) : 0);
   }
-
-  bool RoundComplete() const {
-    for (const Config& c : Contenders())
-      if (Count(c) < TargetOf(c)) return false;
-    return Count(Config{}) >= DefaultMin();
+  Config RaceLeader() const { return internal::RaceLeader(arms, store); }
+  std::optional<Config> Challenger(const Config& leader, bool with_pending) const {
+    if (!with_pending) return internal::Challenger(arms, leader, store);
+    return internal::Challenger(arms, leader, store, [this](const Config& c) { return Pending(c); });
   }
-
-  int round_id = 0;
-
-  void StartRound(std::vector<Config> next, int new_target) {
-    ++round_id;
-    pool = std::move(next);
-    target = new_target;
-    cursor = 0;
+  bool Screened() const {
+    for (const Config& a : arms)
+      if (store.Count(a) < ScreenTarget(a)) return false;
+    return true;
   }
 
   void Converge(const Config& c) {
@@ -205,235 +173,169 @@ struct Search::Impl {
     pending.clear();
   }
 
-  bool InPool(const Config& c) const { return std::find(pool.begin(), pool.end(), c) != pool.end(); }
-  // The pool's best by a pessimistic estimate, Relative() plus one standard error of its own samples: a
-  // config ahead on few samples is more likely lucky than fast (the race's leader, internal::Leader, is
-  // the point estimate's best).
+  // The final choice when the budget ran out: the best measured arm by a pessimistic estimate, Relative()
+  // plus one standard error of its own samples (a config ahead on few samples is more likely lucky than
+  // fast), among arms with 4 samples or more (else the leader).
   Config Final() const {
     const double sigma = std::max(store.Noise(), 0.03);
+    const Config leader = RaceLeader();
     Config best;
     double best_v = kInf;
-    // The pool's measured configs, and those an earlier round dropped with kFinalMinSamples or more: a
-    // halving round decides on the estimates of its time, and later samples can show that it dropped the
-    // better one.
-    for (const Config& c : store.Measured()) {
+    for (const Config& c : arms) {
       const int n = store.Count(c);
-      if (c.IsDefault() || (n < kFinalMinSamples && !InPool(c))) continue;
+      if (n < 4) continue;
       const double v = store.Relative(c) + 1.25 * sigma / std::sqrt(static_cast<double>(n));
       if (v < best_v) best_v = v, best = c;
     }
-    return best_v < kInf ? best : internal::Leader(pool, store);
+    return best_v < kInf ? best : leader;
   }
-  // The configs within kCarryMargin of `w` (other than `w`), best first, at most kMaxCarried: the pool's
-  // and those of earlier rounds with 2 samples or more. They stay in the refinement race.
-  std::vector<Config> Carried(const Config& w) const {
+
+  void AddArm(const Config& c) {
+    if (c.IsDefault() || store.TwinOfDefault(c) || IsArm(c)) return;
+    arms.push_back(c);
+    ++round_id;
+  }
+  // Arms as NCCL is now known to run them: merged, twins of the default dropped.
+  void Normalise() {
     std::vector<Config> out;
-    const double best = store.Relative(w);
-    // Earlier rounds' configs too: a halving round that dropped a config on few samples may have dropped
-    // the better subspace.
-    for (const Config& c : store.Measured())
-      if (!c.IsDefault() && !(c == w) && (store.Count(c) >= 2 || InPool(c)) && store.Relative(c) <= best + kCarryMargin)
-        out.push_back(c);
-    std::stable_sort(out.begin(), out.end(),
-                     [&](const Config& x, const Config& y) { return store.Relative(x) < store.Relative(y); });
-    if (out.size() > kMaxCarried) out.resize(kMaxCarried);
-    return out;
+    std::set<ConfigKey> seen;
+    for (const Config& c : arms) {
+      if (store.TwinOfDefault(c)) continue;
+      const Config e = store.Effective(c);
+      if (seen.insert(KeyOf(e)).second) out.push_back(e);
+    }
+    if (out.size() != arms.size()) ++round_id;
+    arms = std::move(out);
   }
+  // The leader's channel (and chunk) neighbours join the race once it has kRefineAfter samples, and those
+  // of the best arm of another subspace within kCarryMargin of it.
+  void Refine(const Config& leader) {
+    if (refine_steps >= kMaxRefine || store.Count(leader) < kRefineAfter || !(store.Relative(leader) < 1)) return;
+    // Arms that join now need their screening and a few race samples before the budget runs out.
+    if (Budget() - Used() < kRefineReserve) return;
+    // The leader's bracket halves at each step it still leads (internal::Neighbours: halfway to the nearest
+    // measured channel counts of its subspace), until the gaps are closed or the steps are used up.
+    std::vector<Config> next = internal::Neighbours(leader, space, store);
+    const double lv = store.Relative(leader);
+    std::optional<Config> other;
+    for (const Config& a : arms)
+      if ((a.algo != leader.algo || a.proto != leader.proto) && store.Count(a) >= 2 &&
+          store.Relative(a) <= lv + kCarryMargin && (!other || store.Relative(a) < store.Relative(*other)))
+        other = a;
+    if (other && refined.insert(KeyOf(*other)).second)
+      for (const Config& n : internal::Neighbours(*other, space, store)) next.push_back(n);
+    bool added = false;
+    for (const Config& n : next)
+      if (!IsArm(n) && !store.TwinOfDefault(n)) AddArm(n), added = true;
+    if (added) ++refine_steps;
+  }
+
   // Set by whatever can move the search on: samples, lost samples, channel truth (truth_seen).
   bool dirty = true;
   uint64_t truth_seen = ~uint64_t{0};
 
   void Advance() {
     const bool truth_changed = store.truth_version() != truth_seen;
-    if (!dirty && !truth_changed) return;
+    if (stage == Stage::kDone || (!dirty && !truth_changed)) return;
     dirty = false;
     truth_seen = store.truth_version();
-    bool rescreen = truth_changed;
-    for (int guard = 0; guard < 64; ++guard) {
-      if (truth_changed) Normalise();
-      switch (stage) {
-        case Stage::kScreen: {
-          if (rescreen || pool.empty()) {
-            rescreen = false;
-            for (const Config& c : internal::ScreenSet(space, opt, prior, store))
-              if (std::find(pool.begin(), pool.end(), c) == pool.end()) pool.push_back(c);
-          }
-          if (pool.empty()) return Converge(Config{});  // nothing to try: NCCL's default
-          if (!RoundComplete()) return;
-          const int n = static_cast<int>(pool.size());
-          const int keep = wide ? std::min(n, 2) : std::clamp((n + 1) / 2, std::min(n, 2), opt.max_survivors);
-          // Wide: one race round of the best two to a high target, then the decision.
-          round = wide ? kMaxRounds : 1;
-          stage = Stage::kRace;
-          StartRound(internal::Survivors(pool, store, keep), WideOr(kRoundTarget[1]));
-          continue;
-        }
-        case Stage::kRace: {
-          if (stats.requested >= kMaxRequested && Have(Config{}) >= 2) {
-            winner = Final();
-            stage = Stage::kDecide;
-            decide_target = opt.final_samples;
-            decide_from = store.total();
-            continue;
-          }
-          if (!RoundComplete()) return;
-          if (refining || pool.size() <= 1 || round >= kMaxRounds) {
-            const Config w = Final();
-            if (w.IsDefault()) return Converge(Config{});
-            // Refine around the winner; once more if refining moved it, or while the bracket around it
-            // is still wide (a winner that held its place between close neighbours is as good as this
-            // budget gets).
-            const bool moved = !refining || !(w == refine_from);
-            refining = false;
-            if (refine_steps < kMaxRefine) {
-              // The winner's neighbours, and those of the best carried config of another subspace (a
-              // near tie between subspaces is settled on each one's refined best, not on its screening
-              // points).
-              const std::vector<Config> carried = Carried(w);
-              std::vector<Config> next;
-              bool wide = false;
-              auto neighbours_of = [&](const Config& c) {
-                for (const Config& n : internal::Neighbours(c, space, store)) {
-                  if (std::find(next.begin(), next.end(), n) != next.end()) continue;
-                  wide |= n.chunk_bytes == c.chunk_bytes && std::abs(n.channels - c.channels) >= kWideBracket;
-                  next.push_back(n);
-                }
-              };
-              neighbours_of(w);
-              for (const Config& c : carried)
-                if (c.algo != w.algo || c.proto != w.proto) {
-                  neighbours_of(c);  // carried is sorted best first: the best of the other subspaces
-                  break;
-                }
-              if (!next.empty() && (moved || wide)) {
-                ++refine_steps;
-                refining = true;
-                refine_from = w;
-                next.insert(next.begin(), w);
-                for (const Config& c : carried)
-                  if (std::find(next.begin(), next.end(), c) == next.end()) next.push_back(c);
-                StartRound(std::move(next), kRoundTarget[2]);
-                continue;
-              }
-            }
-            // Nothing looks better than the default even on the race's own (flattering) samples: done.
-            if (!(store.Relative(w) < 1 - opt.min_gain / 2)) return Converge(Config{});
-            if (store.Count(w) >= internal::kEarlyMinSamples &&
-                internal::Decide(w, store, opt.min_gain, 0, internal::kEarlyZ).switch_to_winner) {
-              ++stats.early;
-              return Converge(w);
-            }
-            winner = w;
-            stage = Stage::kDecide;
-            decide_target = opt.final_samples;
-            // The decision counts only samples that arrive from here on: the race chose the winner on the
-            // earlier ones, which flatter it (of several noisy configs, the luckiest wins); those still on
-            // their way played no part in the choice.
-            decide_from = store.total();
-            cursor = 0;
-            continue;
-          }
-          ++round;
-          const int keep = std::max(1, static_cast<int>(pool.size() + 1) / 2);
-          StartRound(internal::Survivors(pool, store, keep), kRoundTarget[round]);
-          continue;
-        }
-        case Stage::kDecide: {
-          if (!RoundComplete()) return;
-          const internal::Verdict v =
-              internal::Decide(winner, store, opt.min_gain, decide_from, internal::kDecideZ, kDecideCap);
-          if (v.undecided && decide_target < kDecideCap) {
-            decide_target += kDecideStep;
-            continue;
-          }
-          return Converge(v.switch_to_winner ? winner : Config{});
-        }
-        case Stage::kDone:
-          return;
-      }
+    if (truth_changed) {
+      // Samples on their way count under the config NCCL is now known to run for what they asked.
+      std::map<ConfigKey, int> moved;
+      for (const auto& [k, n] : pending) moved[KeyOf(KeyFor(internal::ConfigOf(k)))] += n;
+      pending = std::move(moved);
+      Normalise();
+      for (const Config& c : internal::ScreenSet(space, opt, prior, store)) AddArm(c);
     }
+    if (arms.empty()) return Converge(Config{});  // nothing to try: NCCL's default
+    // Out of budget: decide on what came back.
+    if (Used() >= Budget() && TotalPending() == 0) return DecideNow();
+    if (!Screened()) {
+      stage = Stage::kScreen;
+      return;
+    }
+    stage = Stage::kRace;
+    const Config leader = RaceLeader();
+    if (!(leader == last_leader)) last_leader = leader, lead_since = store.total(), ++round_id;
+    Refine(leader);
+    if (!Screened()) return;  // refinement added arms: they are screened first
+    const int n = store.Count(leader, lead_since);
+    const int left = std::max(0, Budget() - Used());
+    const internal::Verdict v =
+        internal::Decide(leader, store, opt.min_gain, lead_since, internal::kDecideZ, std::min(kArmCap, n + left));
+    const std::optional<Config> rival = Challenger(leader, false);
+    // Taken: significantly faster than the default, and nothing else plausibly better by kEpsilonBest.
+    if (v.switch_to_winner && n >= kMinDecideSamples &&
+        (!rival || Lower(*rival, false) >= store.Relative(leader) - kEpsilonBest)) {
+      ++stats.early;
+      return Converge(leader);
+    }
+    // Kept: the leader shows no gain (or none the budget could confirm), and no other arm could show one.
+    if (!v.switch_to_winner && !v.undecided && n >= 2 && (!rival || Lower(*rival, false) >= 1 - opt.min_gain))
+      return Converge(Config{});
+    // Nothing left worth a sample, and nothing on its way: decide on what came back.
+    if (TotalPending() == 0 && !NextArm()) return DecideNow();
+  }
+  // The final choice on the samples there are: the pessimistic best (Final) if it clears the decision.
+  void DecideNow() {
+    // The leader on its samples since it leads; another arm on all of its own, at a higher bar for having
+    // been picked as the best of several.
+    const Config w = Final();
+    const bool lead = w == last_leader && store.Count(w, lead_since) >= kMinDecideSamples;
+    const bool take = !w.IsDefault() && internal::Decide(w, store, opt.min_gain, lead ? lead_since : 0,
+                                                         internal::kDecideZ + (lead ? 0 : kPickedZ))
+                                            .switch_to_winner;
+    Converge(take ? w : Config{});
   }
 
   Config Waiting() const {
-    switch (stage) {
-      case Stage::kRace: {
-        const Config w = internal::Leader(pool, store);
-        return !w.IsDefault() && store.Relative(w) < 1 ? w : Config{};
-      }
-      case Stage::kDecide:
-        return store.Relative(winner) < 1 ? winner : Config{};
-      case Stage::kDone:
-        return incumbent;
-      default:
-        return Config{};
-    }
+    if (stage == Stage::kDone) return incumbent;
+    const Config w = RaceLeader();
+    return !w.IsDefault() && store.Relative(w) < 1 ? w : Config{};
   }
 
-  // The configs the next round will likely race (the better half of this one's, or the winner while
-  // deciding), and the samples it will want of each.
-  std::pair<std::vector<Config>, int> LikelyNext() const {
-    switch (stage) {
-      case Stage::kScreen: {
-        // The better half of what was screened so far, to the first race round's target; before any
-        // screening sample is back, every screened config (any of them may survive).
-        std::vector<Config> measured;
-        for (const Config& c : pool)
-          if (store.Count(c) > 0) measured.push_back(c);
-        const int next = WideOr(kRoundTarget[1]);
-        if (measured.empty()) return {pool, std::max(next, ScreenTarget())};
-        return {
-            internal::Survivors(measured, store, wide ? 2 : std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
-            next};
-      }
-      case Stage::kRace:
-        return {internal::Survivors(pool, store, std::max<int>(1, static_cast<int>(pool.size() + 1) / 2)),
-                kRoundTarget[std::min(round + 1, kMaxRounds)]};
-      case Stage::kDecide:
-        return {{winner}, std::min(decide_target + kDecideStep, kDecideCap)};
-      default:
-        return {{}, 0};
+  // The next arm to sample, or nothing when every sample worth asking for now is asked for.
+  std::optional<Config> NextArm() const {
+    for (const Config& a : arms)
+      if (Have(a) < ScreenTarget(a)) return a;
+    // The race starts once every arm's screening came back: entries asked for before would be spent on
+    // what the first one or two samples happened to show (with a deep pipeline, most of the budget).
+    if (!Screened()) return std::nullopt;
+    const Config leader = RaceLeader();
+    if (leader.IsDefault()) return std::nullopt;
+    std::optional<Config> pick;
+    if (const std::optional<Config> rival = Challenger(leader, true)) {
+      pick = StdErr(*rival, true) > StdErr(leader, true) ? *rival : leader;
+      if (Have(*pick) >= kArmCap) pick = *pick == leader ? *rival : leader;
+    } else if (store.Relative(leader) < 1 - opt.min_gain / 2) {
+      pick = leader;  // only the default left to beat
     }
+    if (pick && Have(*pick) >= kArmCap) return std::nullopt;
+    return pick;
   }
 
   // The next entry, or nothing when every sample worth asking for now is asked for.
-  std::optional<Config> PickNext(int stream, std::optional<std::pair<std::vector<Config>, int>>* likely) {
-    std::vector<Config> need;
-    for (const Config& c : Contenders())
-      if (Have(c) < TargetOf(c)) need.push_back(c);
-    const bool default_short = Have(Config{}) < DefaultMin();
-    if (need.empty() && !default_short) {
-      // Everything of this round is asked for and its answers are on their way: ask now for what the
-      // next round will want of the configs likely to be in it (the better half, to the next target),
-      // so the schedule does not run dry while the round is decided.
-      if (TotalPending() == 0) return std::nullopt;
-      if (!likely->has_value()) *likely = LikelyNext();  // once per Next(): it ranks the contenders
-      for (const Config& c : (*likely)->first)
-        if (Have(c) < (*likely)->second) need.push_back(c);
-      if (need.empty()) {
-        // Still waiting: the likely winner's samples are wanted by every later round and by the decision
-        // (those arriving after it starts are fresh), the default's by every comparison.
-        const std::vector<Config>& l = (*likely)->first;
-        if (!l.empty() && stage != Stage::kDecide && Have(l.front()) < kSpeculateCap) need.push_back(l.front());
-      }
-      if (need.empty()) return std::nullopt;
-    }
-    const int every = stage == Stage::kDecide ? 2 : kDefaultEvery;
+  std::optional<Config> PickNext(int stream) {
+    if (Used() >= Budget()) return std::nullopt;
+    const std::optional<Config> arm = NextArm();
+    const bool confirming = arm && stage == Stage::kRace && !Challenger(RaceLeader(), true);
+    const int every = confirming ? kConfirmEvery : kDefaultEvery;
     // A stream starts with a default sample: its others are read against it.
     int& since = since_default.try_emplace(stream, every).first->second;
-    if (need.empty() || since >= every) {
+    if (!arm && Have(Config{}) >= 2) return std::nullopt;
+    if (!arm || since >= every) {
       since = 0;
       return Config{};
     }
     ++since;
-    return need[cursor++ % need.size()];
+    return arm;
   }
 
   std::vector<Candidate> Next(int max_candidates, int stream) {
     std::vector<Candidate> out;
     Advance();
-    std::optional<std::pair<std::vector<Config>, int>> likely;
     while (static_cast<int>(out.size()) < max_candidates && stage != Stage::kDone) {
-      std::optional<Config> c = PickNext(stream, &likely);
+      std::optional<Config> c = PickNext(stream);
       if (!c) break;
       ++pending[KeyOf(KeyFor(*c))];
       ++stats.requested;
@@ -456,9 +358,7 @@ struct Search::Impl {
     if (auto it = pending.find(KeyOf(key)); requested && it != pending.end() && it->second > 0) --it->second;
     store.Add(asked, us, stream);
     dirty = true;
-    // Only a completed round moves the search on (the leader calls this for every timing it gets;
-    // Next() advances anyway).
-    if (RoundComplete()) Advance();
+    Advance();
   }
 
   void NoteRan(const Config& asked, const Config& ran) {
@@ -505,16 +405,17 @@ struct Search::Impl {
     ++stats.reopened;
     store.Clear();
     pending.clear();
-    pool.clear();
-    stage = Stage::kScreen;
-    round = 0;
+    arms.clear();
+    refined.clear();
     refine_steps = 0;
-    refining = false;
-    target = 1;
-    cursor = 0;
+    stage = Stage::kScreen;
     since_default.clear();
     stats.requested = 0;
+    last_leader = Config{};
+    lead_since = 0;
+    ++round_id;
     dirty = true;
+    truth_seen = ~uint64_t{0};
     Advance();
   }
 
@@ -538,11 +439,12 @@ struct Search::Impl {
     std::vector<std::pair<double, Config>> rows;
     for (const Config& c : store.Measured()) rows.emplace_back(store.Relative(c), c);
     std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    static constexpr const char* kStage[] = {"screen", "race", "decide", "done"};
+    static constexpr const char* kStage[] = {"screen", "race", "done"};
     char buf[128];
-    std::snprintf(buf, sizeof(buf), "%s round %d, %d samples (%d asked, %d lost, %d pending), relative to default:",
-                  kStage[static_cast<int>(stage)], round, static_cast<int>(store.total()), stats.requested, stats.lost,
-                  TotalPending());
+    std::snprintf(buf, sizeof(buf),
+                  "%s, %d arms, %d samples (%d asked of %d, %d lost, %d pending), relative to default:",
+                  kStage[static_cast<int>(stage)], static_cast<int>(arms.size()), static_cast<int>(store.total()),
+                  stats.requested, Budget(), stats.lost, TotalPending());
     std::string out = buf;
     int shown = 0;
     for (const auto& [v, c] : rows) {
@@ -596,7 +498,7 @@ void Search::Adopt(const Config& config, double us) { impl_->Adopt(config, us); 
 void Search::Reopen() { impl_->Reopen(); }
 Stats Search::stats() const { return impl_->GetStats(); }
 int Search::pending() const { return impl_->TotalPending(); }
-int Search::round_id() const { return impl_->round_id + (impl_->stage == Impl::Stage::kDecide ? 1000 : 0); }
+int Search::round_id() const { return impl_->round_id; }
 std::string Search::Describe(int max_configs) const { return impl_->Describe(max_configs); }
 
 std::vector<Config> EnumerateSpace(const SearchSpace& space) {

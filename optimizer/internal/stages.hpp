@@ -2,6 +2,8 @@
 // measured so far. search.cc runs them in order; each file holds one stage.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,12 +32,20 @@ inline constexpr size_t kHalfScreen = 2;
 std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, const Prior& prior,
                               const SampleStore& store);
 
-// race.cc: the contenders that go on to the next round: the best `keep` by Relative(), never one more
-// than kRaceMargin times the best. Ties keep the earlier.
-inline constexpr double kRaceMargin = 1.5;
-std::vector<Config> Survivors(const std::vector<Config>& contenders, const SampleStore& store, int keep);
-// The best contender by Relative() (the default Config when none is measured).
-Config Leader(const std::vector<Config>& contenders, const SampleStore& store);
+// race.cc: the asynchronous race's rules. An arm's standard error and lower confidence bound
+// (Relative - kBoundZ standard errors), with `pending` samples on their way counted as come at its estimate;
+// the leader (the best measured arm by Relative; the default Config when none is measured); an arm more
+// than kOutRatio times slower than the leader (or than the default, when the leader is slower) is out; the
+// challenger is the arm other than the leader, not out, with the lowest lower bound, if that bound is below
+// the leader's estimate (it may still be the better one), else none.
+inline constexpr double kBoundZ = 1.5;
+inline constexpr double kOutRatio = 1.5;
+double RaceStdErr(const Config& c, const SampleStore& store, int pending = 0);
+double LowerBound(const Config& c, const SampleStore& store, int pending = 0);
+Config RaceLeader(const std::vector<Config>& arms, const SampleStore& store);
+bool OutOfRace(const Config& arm, double leader_relative, const SampleStore& store);
+std::optional<Config> Challenger(const std::vector<Config>& arms, const Config& leader, const SampleStore& store,
+                                 const std::function<int(const Config&)>& pending = {});
 
 // refine.cc: configs next to `winner` that no sample covers yet: channel counts halfway between the
 // winner's and the nearest measured ones of its subspace (and below/above them up to the subspace's
@@ -59,16 +69,10 @@ struct Verdict {
 };
 // Only samples that arrived at index `since` or later count: the winner was chosen on the earlier ones,
 // which flatter it (of many noisy configs, the luckiest wins), so the decision is taken on fresh ones.
-// `z`: the standard errors the gain must clear (kDecideZ; kEarlyZ for a verdict on the race's own samples).
+// `z`: the standard errors the gain must clear (kDecideZ, or more for an arm picked as the best of several).
 // `cap`: fresh samples of the winner the caller would take at most (0: no limit, never futile).
 Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ,
                int cap = 0);
-// A race winner whose gain over the default clears kEarlyZ standard errors on the race's own samples
-// (which flatter it) switches at once, without fresh samples: a margin that wide is not the luck of
-// the draw among a handful of contenders. Only with kEarlyMinSamples of the winner: the noise estimate
-// of fewer can be far too low.
-inline constexpr double kEarlyZ = 4.0;
-inline constexpr int kEarlyMinSamples = 6;
 
 // The chunk sizes of a protocol's axis (grain * 2^k within [min, max]); empty without one.
 std::vector<int64_t> ChunkValues(const SearchSpace& space, int proto);

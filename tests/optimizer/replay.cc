@@ -239,12 +239,18 @@ DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const
     // Every call of a searching workload is timed: a scheduled one is a sample asked for, the
     // incumbent's while the schedule waits one the search takes all the same (ScheduleBook::Next).
     if (scheduled || o.time_waiting) {
-      const double us = sample(cfg, t);
-      if (us > 0) flying.push_back({t + o.latency, cfg, us, scheduled});
+      // No sample (a config the landscape lacks) arrives as a lost one, as the leader reports a call no
+      // rank could time.
+      flying.push_back({t + o.latency, cfg, sample(cfg, t), scheduled});
     }
     while (!flying.empty() && flying.front().arrive <= t) {
-      s.AddSample(flying.front().asked, flying.front().us, 0, flying.front().requested);
-      ++res.samples;
+      const Flying& f = flying.front();
+      if (f.us > 0) {
+        s.AddSample(f.asked, f.us, 0, f.requested);
+        ++res.samples;
+      } else if (f.requested) {
+        s.NoteLost(f.asked);
+      }
       flying.pop_front();
     }
     // The leader's rule: a schedule that ran dry with samples still awaited will not bring them.

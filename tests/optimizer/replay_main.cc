@@ -43,9 +43,7 @@ int main(int argc, char** argv) {
     double sum_tuned = 0, worst_row = 0, sum_calls = 0;
     std::map<std::string, int> picks;
     for (int seed = 1; seed <= seeds; ++seed) {
-      Options opts;
-      opts.round_trip_calls = d.latency + d.lookahead;
-      Search s(SpaceOf(row, d.channel_truth), opts);
+      Search s(SpaceOf(row, d.channel_truth), Options{});
       Replay r(row, mode, static_cast<uint64_t>(seed) * 7919 + row.bytes, drift,
                std::getenv("REPLAY_TIMING_MIN") != nullptr ? OverRanks::kMin : OverRanks::kMax);
       DriveResult res = Drive(s, r, d);

@@ -69,10 +69,10 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
 INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
                          // Regression guards a little under what the search reaches (docs/results/search-testbed.md
                          // lists the figures): the runs are seeded, so these move only when the search does.
-                         ::testing::Values(ReplayCase{"testbed-4r", NoiseMode::kRecorded, 0.80, 50},
-                                           ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.88, 48},
-                                           ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.78, 52},
-                                           ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.80, 51},
+                         ::testing::Values(ReplayCase{"testbed-4r", NoiseMode::kRecorded, 0.80, 42},
+                                           ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.88, 42},
+                                           ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.78, 43},
+                                           ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.80, 42},
                                            ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 78},
                                            ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 78}),
                          [](const ::testing::TestParamInfo<ReplayCase>& i) {

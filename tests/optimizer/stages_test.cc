@@ -137,20 +137,30 @@ TEST(Samples, StreamsAreNormalisedByTheirOwnDefault) {
   EXPECT_NEAR(st.Relative(a), 0.9, 1e-9);
 }
 
-TEST(Race, SurvivorsAreTheBestWithinTheMargin) {
+// The leader is the best measured arm; its challenger the arm that may still beat it (lower confidence bound
+// below the leader's estimate); samples on their way narrow an arm's bound; an arm far slower is out.
+TEST(Race, LeaderChallengerAndOut) {
   SampleStore st;
   const Config a = C(0, 0, 1), b = C(0, 0, 2), c = C(0, 0, 3), d = C(0, 0, 4);
   for (int i = 0; i < 4; ++i) {
     st.Add(kDef, 100);
     st.Add(a, 90);
     st.Add(b, 80);
-    st.Add(c, 85);
-    st.Add(d, 200);  // more than kRaceMargin times the best
+    st.Add(d, 200);  // more than kOutRatio times the leader
   }
-  EXPECT_EQ(Survivors({a, b, c, d}, st, 3), (std::vector<Config>{b, c, a}));
-  EXPECT_EQ(Survivors({a, b, c, d}, st, 10), (std::vector<Config>{b, c, a}));
-  EXPECT_EQ(Leader({a, b, c, d}, st), b);
-  EXPECT_EQ(Survivors({C(1, 1, 1)}, st, 2), std::vector<Config>{});  // unmeasured: nothing to keep
+  st.Add(c, 85);  // one sample: a wide bound
+  const std::vector<Config> arms = {a, b, c, d};
+  EXPECT_EQ(RaceLeader(arms, st), b);
+  EXPECT_TRUE(OutOfRace(d, st.Relative(b), st));
+  EXPECT_FALSE(OutOfRace(a, st.Relative(b), st));
+  // a (0.90 on 4 samples) cannot be better than b (0.80); c (0.85 on one) can.
+  EXPECT_GT(LowerBound(a, st), st.Relative(b));
+  EXPECT_LT(LowerBound(c, st), st.Relative(b));
+  EXPECT_EQ(Challenger(arms, b, st), c);
+  // With 8 samples of c on their way its bound narrows above b's estimate: nothing left to challenge b.
+  EXPECT_LT(RaceStdErr(c, st, 8), RaceStdErr(c, st));
+  EXPECT_EQ(Challenger(arms, b, st, [&](const Config& x) { return x == c ? 8 : 0; }), std::nullopt);
+  EXPECT_EQ(RaceLeader({C(1, 1, 1)}, st), Config{});  // unmeasured: no leader
 }
 
 TEST(Refine, HalvesTheChannelBracketThenTriesChunks) {
