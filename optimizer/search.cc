@@ -32,10 +32,10 @@ constexpr int kConfirmEvery = 2;
 // samples and no other arm's lower bound is more than kEpsilonBest below its estimate (a config within a
 // few percent of the best is as good as the samples can tell apart).
 constexpr int kMinDecideSamples = 6;
+constexpr double kEpsilonBest = 0.03;
 // An arm other than the leader, chosen at the end as the pessimistic best of several, decides on all of
 // its samples and must clear this many more standard errors.
 constexpr double kPickedZ = 1.0;
-constexpr double kEpsilonBest = 0.03;
 // Samples of one arm asked for at most (more cannot move a decision the budget allows).
 constexpr int kArmCap = 24;
 // The sample budget (entries asked for while searching, NCCL's default included): kBudgetPerArm per arm
