@@ -81,7 +81,7 @@ struct Stats {
   int configs = 0;          // distinct configs measured (as NCCL ran them)
   int requested = 0;        // samples asked for (Next) while searching
   int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
-  int early = 0;            // decided before the sample budget was used up
+  int early = 0;            // switched to the leader before the sample budget was used up
   int reopened = 0;
 };
 
