@@ -113,6 +113,7 @@ class Leader {
     bool search_ready = false;         // its class's search exists, or it is imported: OnUnit has nothing to start
     uint64_t units_this_interval = 0;  // calls seen since the last Build
     uint64_t calls_per_interval = 1;   // as seen in the last interval (the lookahead's unit)
+    int idle_intervals = 0;            // consecutive intervals without a call of this workload
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
     int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
