@@ -126,9 +126,11 @@ class Search {
   Stats stats() const;
   // Samples still awaited.
   int pending() const;
-  // Changes whenever the search moves to a new round: entries asked for before it are worth less now
-  // (a caller with entries still scheduled may replace them instead of appending).
-  int round_id() const;
+  // Changes when the search starts over (Reopen): entries asked for before are worth nothing then, and a
+  // caller replaces what it still has scheduled. Otherwise a caller only appends: the race counts the
+  // entries on their way and goes on from them (replacing them whenever the leader changed dropped the
+  // samples already in flight and stalled deep pipelines for a round trip each time).
+  int generation() const;
   // What the search measured, for a trace log: configs with their estimate relative to the default,
   // sample counts, the stage, the noise and the incumbent. One line, at most `max_configs` configs.
   std::string Describe(int max_configs = 16) const;

@@ -81,8 +81,8 @@ struct Search::Impl {
   Config incumbent;
   double incumbent_us = 0;
   Stats stats;
-  int round_id = 0;  // changes when the race's leader or its arms change
   Config last_leader;
+  int generation = 0;  // counts the re-openings (entries asked for before one are worth nothing)
   // Samples from this arrival index on came after the leader became the leader: they played no part in
   // making it the leader (of several noisy arms the luckiest leads), so its decision is taken on them.
   int64_t lead_since = 0;
@@ -193,7 +193,6 @@ struct Search::Impl {
   void AddArm(const Config& c) {
     if (c.IsDefault() || store.TwinOfDefault(c) || IsArm(c)) return;
     arms.push_back(c);
-    ++round_id;
   }
   // Arms as NCCL is now known to run them: merged, twins of the default dropped.
   void Normalise() {
@@ -204,7 +203,6 @@ struct Search::Impl {
       const Config e = store.Effective(c);
       if (seen.insert(KeyOf(e)).second) out.push_back(e);
     }
-    if (out.size() != arms.size()) ++round_id;
     arms = std::move(out);
   }
   // The leader's channel (and chunk) neighbours join the race once it has kRefineAfter samples, and those
@@ -256,7 +254,7 @@ struct Search::Impl {
     }
     stage = Stage::kRace;
     const Config leader = RaceLeader();
-    if (!(leader == last_leader)) last_leader = leader, lead_since = store.total(), ++round_id;
+    if (!(leader == last_leader)) last_leader = leader, lead_since = store.total();
     Refine(leader);
     if (!Screened()) return;  // refinement added arms: they are screened first
     const int n = store.Count(leader, lead_since);
@@ -413,7 +411,7 @@ struct Search::Impl {
     stats.requested = 0;
     last_leader = Config{};
     lead_since = 0;
-    ++round_id;
+    ++generation;
     dirty = true;
     truth_seen = ~uint64_t{0};
     Advance();
@@ -498,7 +496,7 @@ void Search::Adopt(const Config& config, double us) { impl_->Adopt(config, us); 
 void Search::Reopen() { impl_->Reopen(); }
 Stats Search::stats() const { return impl_->GetStats(); }
 int Search::pending() const { return impl_->TotalPending(); }
-int Search::round_id() const { return impl_->round_id; }
+int Search::generation() const { return impl_->generation; }
 std::string Search::Describe(int max_configs) const { return impl_->Describe(max_configs); }
 
 std::vector<Config> EnumerateSpace(const SearchSpace& space) {

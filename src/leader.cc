@@ -358,32 +358,32 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       // kLag intervals from now and its timings come back about one interval after the calls.
       const uint64_t ahead = book.PendingCalls(h);
       const uint64_t want = std::max<uint64_t>(4, 3 * w.calls_per_interval);
-      const bool new_round = c->search->round_id() != w.sent_round;
+      const bool restarted = c->search->generation() != w.sent_generation;
       CCLTUNE_TRACE(kOpt, "workload %016x: %d calls scheduled ahead (want %d), %d timings awaited%s", h,
                     static_cast<int64_t>(ahead), static_cast<int64_t>(want), c->search->pending(),
-                    new_round ? ", new round" : "");
+                    restarted ? ", search (re)started" : "");
       // What runs while the schedule waits: the race's leader once it beats the default (its calls are
       // samples too), shipped alone when it changed and nothing else is to be asked.
       const Config waiting = c->search->waiting();
       const bool final_changed = !(waiting == w.last_final) || w.sent_converged;
-      // Within a round, top the schedule up; a new round replaces what is still scheduled.
-      const bool top_up = ahead < want || new_round;
+      // Top the schedule up; a search that (re)started replaces what is still scheduled.
+      const bool top_up = ahead < want || restarted;
       if (!top_up && !final_changed) continue;
       const int max = std::min<int>({o_.max_entries, coordinator::kMaxEntriesPerRecord - 1, room - 3,
-                                     static_cast<int>(new_round      ? want
+                                     static_cast<int>(restarted      ? want
                                                       : want > ahead ? want - ahead
                                                                      : 0)});
       if (max < 1 && !final_changed) break;
       if (top_up && max >= 1) u.entries = Entries(w, *c, max);
       if (u.entries.empty() && !final_changed) continue;  // nothing worth asking before more timings come back
-      // A new round replaces what is still scheduled (asked for while the last round was undecided);
-      // within a round, entries come after it (a final entry alone keeps them).
-      u.append = u.entries.empty() || c->search->round_id() == w.sent_round;
+      // A search that (re)started replaces what is still scheduled; otherwise entries come after it (the
+      // search counts those on their way), and a final entry alone keeps them.
+      u.append = u.entries.empty() || !restarted;
       u.entries.push_back({waiting, 0, false});
       // Entries from Next() always fit (max leaves room for the header and the final entry); a final entry
       // alone may not, and then waits for the next payload with the workload's state untouched.
       if (coordinator::EncodedWords(u) > room) break;
-      if (u.entries.size() > 1) w.sent_round = c->search->round_id();
+      if (u.entries.size() > 1) w.sent_generation = c->search->generation();
       w.last_final = waiting;
       w.sent_converged = false;
     } else {

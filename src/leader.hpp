@@ -101,7 +101,7 @@ class Leader {
     uint64_t shipped_unapplied = 0;  // calls in updates sent but not yet applied
     bool awaiting_apply = false;     // an update for it is in flight
     bool sent_converged = false;
-    int sent_round = -1;  // the search's round_id() when entries were last shipped
+    int sent_generation = -1;  // the search's generation() when entries were last shipped
     Config last_final;
     std::optional<Config> import;  // to ship
     double import_us = 0;

@@ -136,10 +136,13 @@ TEST(Leader, SearchConvergesThroughTheBookOnAGoodConfig) {
   const Config best = *loop.book.Incumbent(loop.keys[0].Hash());
   EXPECT_LE(Cost(best, 1 << 20), 1.05 * 100) << best.ToString();
   EXPECT_LE(loop.calls, 120);
-  // While searching, schedules were appended to what every rank still had.
-  int appended = 0;
-  for (const auto& u : loop.shipped) appended += u.append ? 1 : 0;
-  EXPECT_GT(appended, 1);
+  // While searching, every schedule after the first was appended to what every rank still had: entries on
+  // their way are never dropped when the race's leader or arms change (each drop cost a round trip of
+  // samples; a training loop running each workload 4 times per iteration converged at iterations 27-69
+  // over seeds 1-10 with the drops, 22-45 without).
+  ASSERT_GE(loop.shipped.size(), 3u);
+  EXPECT_FALSE(loop.shipped.front().append);
+  for (size_t i = 1; i + 1 < loop.shipped.size(); ++i) EXPECT_TRUE(loop.shipped[i].append) << "update " << i;
   EXPECT_FALSE(loop.shipped.back().append);  // the converged one replaces whatever is left
 }
 
