@@ -83,6 +83,9 @@ struct Stats {
   int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
   int early = 0;            // switched to the leader before the sample budget was used up
   int reopened = 0;
+  // Converged on a config other than the default: its time over that of the default measured beside it
+  // while searching (each sample against the default samples nearest to it); 0 where not measured.
+  double incumbent_relative = 0;
 };
 
 class Search {

@@ -427,6 +427,10 @@ struct Search::Impl {
     const double d = store.Absolute(Config{});
     s.default_us = std::isfinite(d) ? d : 0;
     s.incumbent_us = incumbent_us;
+    if (stage == Stage::kDone && !incumbent.IsDefault()) {
+      const double r = store.Relative(incumbent);
+      if (std::isfinite(r) && r > 0) s.incumbent_relative = r;
+    }
     s.noise = store.Noise();
     s.samples = static_cast<int>(store.total());
     s.configs = static_cast<int>(store.Measured().size());

@@ -58,6 +58,7 @@ struct Loop {
   std::set<uint64_t> seen;
   std::vector<coordinator::WorkloadUpdate> shipped;
   bool report_dropped = true;  // as the runtime does (false: replaced calls are never reported lost)
+  double slow = 1;             // every call's time multiplied by this (a slow period of the machine)
 
   explicit Loop(Leader::Options o) : leader(o) {}
 
@@ -71,7 +72,7 @@ struct Loop {
         s.push_back(std::nullopt);
         continue;
       }
-      const double us = Cost(it->second.first, it->second.second);
+      const double us = slow * Cost(it->second.first, it->second.second);
       s.push_back(coordinator::CarriedSample{us, us * 1.05});
     }
     flying.clear();
@@ -144,6 +145,28 @@ TEST(Leader, SearchConvergesThroughTheBookOnAGoodConfig) {
   EXPECT_FALSE(loop.shipped.front().append);
   for (size_t i = 1; i + 1 < loop.shipped.size(); ++i) EXPECT_TRUE(loop.shipped[i].append) << "update " << i;
   EXPECT_FALSE(loop.shipped.back().append);  // the converged one replaces whatever is left
+}
+
+// The tuned time reported is the incumbent's as measured beside the default while searching: monitoring
+// samples come later, and a slow period between the two must not read as a smaller gain (or a loss).
+TEST(Leader, TunedTimeIsMeasuredBesideTheDefault) {
+  Loop loop(Opts());
+  loop.keys = {Key(1 << 20)};
+  ASSERT_TRUE(loop.Run(400));
+  const uint64_t h = loop.keys[0].Hash();
+  const Config best = *loop.book.Incumbent(h);
+  ASSERT_FALSE(best.IsDefault());
+  loop.slow = 1.1;  // below the drift monitor's 15%: the search stays converged
+  for (int it = 0; it < 300; ++it) {
+    loop.Call(loop.keys[0]);
+    if (it % 8 == 7) loop.Sync(10000 + static_cast<uint64_t>(it));
+  }
+  ASSERT_TRUE(loop.book.Converged(h));
+  const std::optional<Leader::WorkloadStats> st = loop.leader.StatsOf(h);
+  ASSERT_TRUE(st.has_value());
+  ASSERT_GT(st->default_us, 0);
+  EXPECT_NEAR(st->incumbent_us / st->default_us, Cost(best, 1 << 20) / Cost(Config{}, 1 << 20), 0.01)
+      << best.ToString();
 }
 
 // A search whose workload stopped running (a phase of the job that is over) cannot finish; it must not
