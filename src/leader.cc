@@ -413,14 +413,16 @@ std::optional<Leader::WorkloadStats> Leader::StatsOf(uint64_t workload) const {
   s.samples = w.samples;
   if (const Class* c = ClassOf(w)) {
     s.size_class = c->bounds;
-    if (c->search.has_value()) s.search = c->search->stats();
-    // The tuned time as the search measured it, beside the default: monitoring samples of the incumbent
-    // come later than the default's (none are taken once converged), and a slow or fast period between
-    // the two read as a speed-up that is not there (simulated testbed noise: 0.24x for a config measured
-    // at 0.49 of the default).
-    if (!w.last_final.IsDefault() && c->search.has_value() && w.last_final == c->search->incumbent() &&
-        s.search.incumbent_relative > 0 && s.default_us > 0)
-      s.incumbent_us = s.default_us * s.search.incumbent_relative;
+    if (c->search.has_value()) {
+      s.search = c->search->stats();
+      // The tuned time as the search measured it, beside the default: monitoring samples of the incumbent
+      // come later than the default's (none are taken once converged), and a slow or fast period between
+      // the two read as a speed-up that is not there (simulated testbed noise: 0.24x for a config
+      // measured at 0.49 of the default).
+      if (!w.last_final.IsDefault() && w.last_final == c->search->incumbent() && s.search.incumbent_relative > 0 &&
+          s.default_us > 0)
+        s.incumbent_us = s.default_us * s.search.incumbent_relative;
+    }
   }
   if (w.from_import && s.incumbent_us == 0) s.incumbent_us = w.import_us;
   return s;
