@@ -5,6 +5,7 @@
 #   oracle   --mode compare,oracle with ccltune's defaults
 #   repeat   --mode compare again (how much a second run of the search differs)
 #   min      --mode compare with CCLTUNE_TIMING=min (the per-call minimum over ranks)
+#   nochunk  --mode compare,oracle with CCLTUNE_SEARCH_CHUNK=0 (under tuner v6: channels only, NCCL's chunk size)
 #   old      --mode compare with the package in OLD_PKG (an earlier ccltune: before and after in one session)
 # Results (text and JSON per run) go to OUT (default out/search-eval). Needs the package in .gpu.
 # bench/search_report.py turns the JSON files into the report's tables.
@@ -32,6 +33,7 @@ for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
     oracle) run oracle -- --mode compare,oracle ;;
     repeat) run repeat -- --mode compare ;;
     min) run min CCLTUNE_TIMING=min -- --mode compare ;;
+    nochunk) run nochunk CCLTUNE_SEARCH_CHUNK=0 -- --mode compare,oracle ;;
     old) run old PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare ;;
     *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
   esac

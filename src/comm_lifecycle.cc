@@ -148,7 +148,7 @@ void CommLifecycle::SetUp(CommState& cs) {
     lo.search.min_gain = settings.min_gain;
     lo.max_entries = settings.max_batch;
     lo.channel_budget = cs.channel_budget();
-    lo.chunk_dim = rt_.plugin().abi() >= 6;
+    lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;
     lo.channel_truth = rt_.plugin().channel_truth();
     lo.timing = settings.timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks;
     lo.interval.min_units = static_cast<uint64_t>(settings.min_interval);

@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 16> kSettings = {{
+constexpr std::array<SettingSpec, 17> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -32,6 +32,8 @@ constexpr std::array<SettingSpec, 16> kSettings = {{
     {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",
      "which per-call time over ranks the search compares: max (the slowest rank: what the job waits for) or min "
      "(the rank that arrived last: the collective's own time)"},
+    {"CCLTUNE_SEARCH_CHUNK", SettingType::kBool, "1", "0,1",
+     "under tuner v6 (NCCL >= 2.30) search the chunk size too; 0: channels only, NCCL picks the chunk size"},
     {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most schedule entries sent for one workload at once"},
     {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
      "switch away from NCCL's default only for a gain above this (and above the measured noise)"},
@@ -158,6 +160,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
       warn("CCLTUNE_TIMING", v);
     }
   }
+  get_bool("CCLTUNE_SEARCH_CHUNK", &s.search_chunk);
   get_int("CCLTUNE_MAX_BATCH", &s.max_batch, 1, 64);
   int gain_pct = 2;
   get_int("CCLTUNE_MIN_GAIN_PCT", &gain_pct, 0, 50);

@@ -321,7 +321,10 @@ TEST(Sim, TuningTraceIsWritten) {
   const std::string path = Env("CCLTUNE_TRACE");
   ASSERT_FALSE(path.empty());
   ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
-  Loop(comm, 256 * 1024, 300);
+  // TRACE_CALLS: how many calls (300 unless set; the chunk tests give the search room to reach its
+  // refinement, where chunk sizes join, on a loaded machine too).
+  const uint64_t calls = Env("TRACE_CALLS")[0] != '\0' ? std::stoull(Env("TRACE_CALLS")) : 300;
+  Loop(comm, 256 * 1024, static_cast<int>(calls));
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   if (g_rank != 0) return;
   std::ifstream in(path);
@@ -330,19 +333,24 @@ TEST(Sim, TuningTraceIsWritten) {
   ASSERT_TRUE(std::getline(in, line));
   EXPECT_EQ(line, "comm,workload,call,unit,config,us,role");
   std::map<std::string, int> roles;
-  int lines = 0;
+  int lines = 0, chunked = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
     ASSERT_EQ(f.size(), 7u) << line;
     EXPECT_EQ(f[1], "allreduce/float32/sum/1048576") << line;
-    EXPECT_LT(std::stoull(f[2]), 300u) << line;
+    EXPECT_LT(std::stoull(f[2]), calls) << line;
     EXPECT_GT(std::stod(f[5]), 0.0) << line;
     ++roles[f[6]];
     ++lines;
+    if (f[4].find("/chunk") != std::string::npos) ++chunked;
   }
   EXPECT_GT(lines, 30);
+  // EXPECT_CHUNK=1: some measured config set a chunk size (tuner v6 searches it); 0: none did.
+  if (const std::string want = Env("EXPECT_CHUNK"); !want.empty()) {
+    EXPECT_EQ(chunked > 0, want == "1") << chunked << " timed calls ran a config with a chunk size";
+  }
   EXPECT_GT(roles["candidate"], 0);
   EXPECT_GT(roles["default"], 0);
   for (const auto& [role, n] : roles)
