@@ -118,8 +118,8 @@ void CommLifecycle::SetUp(CommState& cs) {
   executor::Device* device = rt_.device();
   ncclComm_t comm = cs.comm();
   CommState* owner = &cs;  // owns the coordinator, which owns the transport
-  auto transport = std::make_unique<NcclTransport>(device, [owner, comm](void* buf, int words, void* stream) {
-    // ccltune's own op: the plugin sees it as internal and leaves NCCL's default untouched.
+  // ccltune's own op: the plugin sees it as internal and leaves NCCL's default untouched.
+  NcclTransport::AllReduceFn all_reduce_max = [owner, comm](void* buf, int words, void* stream) {
     std::vector<InFlight>& inflight = ThisThread().inflight;
     inflight.push_back(InFlight{owner, Config{}, 0, true, false});
     if (SetMoveDataFn f = SimSetMoveData()) f(1);
@@ -127,7 +127,15 @@ void CommLifecycle::SetUp(CommState& cs) {
                                       static_cast<cudaStream_t>(stream));
     inflight.pop_back();
     return r;
-  });
+  };
+  NcclTransport::AsyncErrorFn async_error = [comm]() {
+    ncclResult_t async = ncclSuccess;
+    if (Real().CommGetAsyncError == nullptr || Real().CommGetAsyncError(comm, &async) != ncclSuccess) {
+      return ncclSuccess;
+    }
+    return async;
+  };
+  auto transport = std::make_unique<NcclTransport>(device, std::move(all_reduce_max), std::move(async_error));
   if (absl::Status st = transport->Init(); !st.ok()) {
     // Without its buffer this rank cannot take part in sync ops. Every rank allocates the same
     // 8 KiB at the same point, so this is the rare out-of-memory case; see docs/failure semantics.

@@ -151,6 +151,13 @@ absl::Status NcclTransport::Wait(uint64_t sync_id, coordinator::Payload* reduced
     auto st = device_->QueryEvent(events_[s]);
     if (!st.ok()) return st.status();
     if (*st == executor::EventState::kDone) break;
+    if (async_error_) {
+      // ncclInProgress: a non-blocking communicator still initializing, not a failure.
+      if (const ncclResult_t r = async_error_(); r != ncclSuccess && r != ncclInProgress) {
+        return absl::UnavailableError(absl::StrCat("the communicator failed (NCCL's asynchronous error ", r, "): sync ",
+                                                   sync_id, " cannot complete"));
+      }
+    }
     if (absl::Now() >= deadline) return absl::DeadlineExceededError(absl::StrCat("sync ", sync_id, " not done"));
     // Back off from a yield to 1 ms: the wait normally targets a sync issued iterations ago.
     sleep_us = sleep_us == 0 ? 1 : std::min<int64_t>(sleep_us * 2, 1000);

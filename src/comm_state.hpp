@@ -35,8 +35,13 @@ class NcclTransport : public coordinator::Transport {
   static constexpr int kSlots = coordinator::kLag + 2;
   // `all_reduce_max` runs the internal all-reduce(MAX) of `words` uint64 words in place on `buffer`.
   using AllReduceFn = std::function<ncclResult_t(void* buffer, int words, void* stream)>;
-  NcclTransport(executor::Device* device, AllReduceFn all_reduce_max)
-      : device_(device), all_reduce_max_(std::move(all_reduce_max)) {}
+  // `async_error`: the communicator's asynchronous error (ncclCommGetAsyncError), asked while a wait
+  // lasts: a failed communicator (a peer killed, a network error) never completes the sync op, and a
+  // wait that did not look would hold the user's call forever where NCCL alone would have returned it
+  // (a framework's watchdog then sees NCCL's error). Empty: never asked.
+  using AsyncErrorFn = std::function<ncclResult_t()>;
+  NcclTransport(executor::Device* device, AllReduceFn all_reduce_max, AsyncErrorFn async_error = {})
+      : device_(device), all_reduce_max_(std::move(all_reduce_max)), async_error_(std::move(async_error)) {}
   ~NcclTransport() override;
   absl::Status Init();
   absl::Status Issue(uint64_t sync_id, const coordinator::Payload& contribution, void* stream) override;
@@ -50,6 +55,7 @@ class NcclTransport : public coordinator::Transport {
   void Read(int slot, coordinator::Payload* reduced) const;
   executor::Device* device_;
   AllReduceFn all_reduce_max_;
+  AsyncErrorFn async_error_;
   void* dev_ = nullptr;
   uint64_t* host_in_ = nullptr;
   uint64_t* host_out_ = nullptr;

@@ -26,6 +26,7 @@ class RecordingDevice final : public executor::Device {
   };
   std::vector<Op> ops;
   std::vector<std::pair<char*, size_t>> device_allocs;
+  bool events_done = true;  // false: no recorded event ever completes (a communicator that failed)
 
   executor::Backend backend() const override { return executor::Backend::kSimulated; }
   const char* name() const override { return "recording"; }
@@ -63,7 +64,9 @@ class RecordingDevice final : public executor::Device {
     ops.push_back({"record", nullptr, 0, s});
     return absl::OkStatus();
   }
-  absl::StatusOr<executor::EventState> QueryEvent(executor::Event) override { return executor::EventState::kDone; }
+  absl::StatusOr<executor::EventState> QueryEvent(executor::Event) override {
+    return events_done ? executor::EventState::kDone : executor::EventState::kPending;
+  }
   absl::StatusOr<double> ElapsedUs(executor::Event, executor::Event) override { return 0.0; }
   bool IsCapturing(executor::Stream) override { return false; }
 
@@ -125,6 +128,39 @@ TEST(NcclTransport, SyncOpEndsWithAKernelAfterTheCopyAndReturnsTheReducedWords) 
     }
     EXPECT_EQ(reduced_words.front(), coordinator::kPayloadWords);  // sync 0: the agreement point, base size
   }
+}
+
+// A peer killed while a sync op is on its way: the op never completes on the others. The wait returns
+// NCCL's asynchronous error instead of holding the user's call forever (NCCL alone would have returned
+// it, and the job's watchdog would have seen the error); a slow op on a healthy communicator is still
+// waited for (DeadlineExceeded: the coordinator reports it and waits on).
+TEST(NcclTransport, AWaitOnAFailedCommunicatorReturnsItsError) {
+  RecordingDevice dev;
+  dev.events_done = false;
+  ncclResult_t async = ncclSuccess;
+  int asked = 0;
+  NcclTransport t(
+      &dev, [](void*, int, void*) { return ncclSuccess; },
+      [&] {
+        ++asked;
+        return async;
+      });
+  ASSERT_TRUE(t.Init().ok());
+  coordinator::Payload p;
+  ASSERT_TRUE(t.Issue(0, p, nullptr).ok());
+  coordinator::Payload out;
+  absl::Status st = t.Wait(0, &out, absl::Milliseconds(20));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(st)) << st;
+  EXPECT_GT(asked, 0);
+  async = ncclInProgress;  // a non-blocking communicator still initializing: not a failure
+  EXPECT_TRUE(absl::IsDeadlineExceeded(t.Wait(0, &out, absl::Milliseconds(5))));
+  async = ncclRemoteError;
+  const absl::Time start = absl::Now();
+  st = t.Wait(0, &out, absl::Seconds(30));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
+  EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr("communicator failed"));
+  dev.events_done = true;  // the transport's destructor waits (10 s at most) for its syncs to finish
 }
 
 }  // namespace
