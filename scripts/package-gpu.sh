@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds libccltune.so, ccltune-bench and the fidelity recorder and programs here and packs them, with
-# the shared libraries they need that a GPU host may lack (Debian's Abseil), into DIR (default .gpu/,
-# ignored by git: carry it to the GPU host explicitly), for hosts where nothing can be installed. Run
-# there with scripts/gpu-carried-run.sh (bench) or scripts/gpu-fidelity.sh (tuner-call traces). The
-# host must provide the CUDA driver,
+# Builds libccltune.so, ccltune-bench, ccltune-drill, the ccltune tool and the fidelity recorder and
+# programs here and packs them, with the shared libraries they need that a GPU host may lack (Debian's
+# Abseil), into DIR (default .gpu/, ignored by git: carry it to the GPU host explicitly), for hosts where
+# nothing can be installed. Run there with scripts/gpu-carried-run.sh (bench), scripts/gpu-fidelity.sh
+# (tuner-call traces) or scripts/gpu-faults.sh (fault drills). The host must provide the CUDA driver,
 # NCCL (e.g. PyTorch's wheel), an Open MPI 4.x (libmpi.so.40, mpirun) and a glibc >= Debian 12's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,13 +13,13 @@ build="${BUILD_DIR:-build-gpu}"
 # a package without them cannot be made by accident (BENCH_KERNELS=AUTO|OFF to relax).
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCLTUNE_BUILD_TESTS=OFF \
   -DCCLTUNE_BENCH_KERNELS="${BENCH_KERNELS:-ON}" >/dev/null
-cmake --build "$build" --target ccltune ccltune-bench fidelity-programs fidelity_recorder -j"$(nproc)"
+cmake --build "$build" --target ccltune ccltune-bench ccltune-drill ccltune-cli fidelity-programs fidelity_recorder -j"$(nproc)"
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/bin"
 cp "$build/src/libccltune.so" "$out/lib/"
-cp "$build/bench/ccltune-bench" "$build/fidelity/fidelity-programs" "$out/bin/"
+cp "$build/bench/ccltune-bench" "$build/bench/ccltune-drill" "$build/cli/ccltune" "$build/fidelity/fidelity-programs" "$out/bin/"
 cp "$build/fidelity/libnccl-tuner-fidelity.so" "$out/lib/"
-for f in "$build/src/libccltune.so" "$build/bench/ccltune-bench" "$build/fidelity/fidelity-programs"; do
+for f in "$build/src/libccltune.so" "$out"/bin/*; do
   ldd "$f" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp -L {} "$out/lib/"
 done
 echo "package-gpu: $(du -sh "$out" | cut -f1) in $out"
