@@ -9,7 +9,11 @@
 // rank and size come from the environment (RANK/WORLD_SIZE, LOCAL_RANK, or Open MPI's variables), and
 // rank 0 hands NCCL's unique id to the others through a file (--id-file).
 //
-//   ccltune-drill --id-file F [--steps N] [--abort-at-step K] [--hang-s S] [--pid-dir D]
+//   ccltune-drill --id-file F [--steps N] [--abort-at-step K] [--hang-s S] [--watchdog-abort] [--pid-dir D]
+//
+// --watchdog-abort: the watchdog thread also asks ncclCommGetAsyncError every 100 ms and, on an error,
+// calls ncclCommAbort itself, as PyTorch's watchdog does; the main thread, if it was blocked inside a
+// call, then reports that the call returned (exit 3).
 //
 // Each step runs all-reduce 64 KiB and 1 MiB, all-gather 1 MiB and reduce-scatter 4 MiB (fp32, sum).
 // Output: one "drill rank R: ..." line per event; exit status 0 after --steps steps (or after the abort
@@ -48,6 +52,7 @@ struct Options {
   long steps = 10000;
   long abort_at_step = -1;
   double hang_s = 20;
+  bool watchdog_abort = false;
 };
 
 int EnvInt(const char* const* names, int fallback) {
@@ -77,6 +82,8 @@ const char* PhaseName(int p) {
 std::atomic<int> g_phase{kSetUp};
 std::atomic<long> g_step{-1};
 std::atomic<int64_t> g_progress_ns{0};
+std::atomic<ncclComm_t> g_comm{nullptr};  // for the watchdog, once the communicator exists
+std::atomic<bool> g_watchdog_aborted{false};
 int g_rank = 0;
 
 pthread_t g_main_thread;
@@ -132,9 +139,12 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->abort_at_step = std::atol(v);
     } else if (a == "--hang-s" && (v = value())) {
       o->hang_s = std::atof(v);
+    } else if (a == "--watchdog-abort") {
+      o->watchdog_abort = true;
     } else {
       std::fprintf(stderr,
-                   "usage: ccltune-drill --id-file F [--steps N] [--abort-at-step K] [--hang-s S] [--pid-dir D]\n");
+                   "usage: ccltune-drill --id-file F [--steps N] [--abort-at-step K] [--hang-s S] [--watchdog-abort] "
+                   "[--pid-dir D]\n");
       return false;
     }
   }
@@ -178,9 +188,21 @@ int main(int argc, char** argv) {
   backtrace(warm, 2);  // loads the unwinder now, not inside the signal handler
   // The watchdog: a step without progress for --hang-s seconds is a hang; say where, and end.
   g_progress_ns = NowNs();
-  std::thread([hang_ns = static_cast<int64_t>(opt.hang_s * 1e9)] {
+  std::thread([hang_ns = static_cast<int64_t>(opt.hang_s * 1e9), abort_on_error = opt.watchdog_abort] {
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (ncclComm_t c = g_comm.load(); abort_on_error && c != nullptr && !g_watchdog_aborted.load()) {
+        ncclResult_t async = ncclSuccess;
+        if (ncclCommGetAsyncError(c, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress) {
+          Say("watchdog: NCCL error at step %ld: %s; ncclCommAbort from the watchdog thread (main thread %s)",
+              g_step.load(), ncclGetErrorString(async), PhaseName(g_phase.load()));
+          g_watchdog_aborted = true;
+          const auto t = Clock::now();
+          ncclCommAbort(c);
+          Say("watchdog: ncclCommAbort returned after %.3f s", Since(t));
+          g_progress_ns = NowNs();  // the main thread gets hang_s from now to return
+        }
+      }
       const int64_t idle = NowNs() - g_progress_ns.load();
       if (idle > hang_ns) {
         pthread_kill(g_main_thread, SIGUSR1);
@@ -221,15 +243,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto* s = static_cast<cudaStream_t>(*stream);
+  g_comm = comm;
   Say("%d ranks, communicator ready; %s", nranks, TuningState().c_str());
 
   const auto start = Clock::now();
   auto last_report = start;
   long step = 0;
   auto fail = [&](const char* what, ncclResult_t r) {
+    if (g_watchdog_aborted.load()) {
+      Say("the main thread's %s returned %s at step %ld after the watchdog's abort; exit 3", what,
+          ncclGetErrorString(r), step);
+      std::fflush(stdout);
+      _exit(3);
+    }
     Say("NCCL error at step %ld after %.1f s: %s: %s (%s); %s; aborting the communicator", step, Since(start), what,
         ncclGetErrorString(r), ncclGetLastError(comm), TuningState().c_str());
     g_phase = kAborting;
+    g_comm = nullptr;  // the watchdog leaves it alone from here
     const auto t = Clock::now();
     ncclCommAbort(comm);
     Say("ncclCommAbort returned after %.3f s; exit 3", Since(t));
@@ -238,6 +268,7 @@ int main(int argc, char** argv) {
   };
   for (; step < opt.steps; ++step) {
     g_step = step;
+    if (g_watchdog_aborted.load()) fail("the loop", ncclSuccess);  // the communicator is gone
     g_phase = kInCall;
     void* sb = *send;
     void* rb = *recv;
@@ -250,6 +281,7 @@ int main(int argc, char** argv) {
       // ncclCommAbort with this step's collectives possibly still in flight (during tuning).
       Say("calling ncclCommAbort at step %ld as asked; %s", step, TuningState().c_str());
       g_phase = kAborting;
+      g_comm = nullptr;
       const auto t = Clock::now();
       r = ncclCommAbort(comm);
       Say("ncclCommAbort returned %s after %.3f s; exit 0", ncclGetErrorString(r), Since(t));
@@ -261,6 +293,7 @@ int main(int argc, char** argv) {
       auto q = dev.QueryEvent(*event);
       if (!q.ok()) fail("querying the step's event", ncclUnhandledCudaError);
       if (*q == ccltune::executor::EventState::kDone) break;
+      if (g_watchdog_aborted.load()) fail("waiting for the step", ncclSuccess);
       ncclResult_t async = ncclSuccess;
       if (ncclCommGetAsyncError(comm, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress)
         fail("ncclCommGetAsyncError", async);
@@ -277,6 +310,7 @@ int main(int argc, char** argv) {
   }
   Say("%ld steps done in %.1f s; %s", step, Since(start), TuningState().c_str());
   g_phase = kInCall;
+  g_comm = nullptr;
   const ncclResult_t r = ncclCommDestroy(comm);
   Say("ncclCommDestroy: %s; exit 0", ncclGetErrorString(r));
   return r == ncclSuccess ? 0 : 3;

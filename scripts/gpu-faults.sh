@@ -16,7 +16,8 @@
 # file is appended to.
 # Environment: PKG (default .gpu; needs bin/ccltune-drill, bin/ccltune, lib/libccltune.so), NCCL_LIB_DIR
 # (default: PyTorch's wheel), OUT (default out/faults), FAULTS (which drills, in order; default all),
-# KILL_AFTER_S (seconds after every rank has its communicator; default 0.5), HANG_S (the drill's watchdog, default 15), RUN_LIMIT_S (default 60).
+# KILL_AFTER_S (seconds after every rank has its communicator; default 0.5), HANG_S (the drill's watchdog, default
+# 15), RUN_LIMIT_S (default 60), DRILL_ARGS (more ccltune-drill options for every rank, e.g. --watchdog-abort).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 pkg="$(cd "${PKG:-.gpu}" && pwd)"
@@ -69,7 +70,7 @@ drill() {
     (
       start=$(date +%s%N)
       env "${envs[@]}" $launcher "$pkg/bin/ccltune-drill" --id-file "$dir/id" --pid-dir "$dir" --hang-s "$hang_s" \
-        "$@" >"$dir/rank$r.log" 2>&1
+        ${DRILL_ARGS:-} "$@" >"$dir/rank$r.log" 2>&1
       rc=$?
       echo "$rc $(ms_since "$start")" >"$dir/rc.$r"
     ) &

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/gpu-faults.sh on the simulated cluster: the drills that end without a failure (a normal run,
+# scripts/gpu-faults.sh on the simulated cluster (the drill's watchdog polling NCCL's asynchronous error, as
+# --watchdog-abort does): the drills that end without a failure (a normal run,
 # ncclCommAbort on every rank during tuning, ranks with other CCLTUNE_* values, a corrupt import on the
 # leader and on a peer) must end with every rank's exit status 0 and the leader's export valid; the same
 # script runs them on real NCCL (docs/results/faults.md).
@@ -12,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/pkg/lib" "$work/pkg/bin"
 ln -s "$build/src/libccltune.so" "$work/pkg/lib/"
 ln -s "$build/bench/ccltune-drill" "$build/cli/ccltune" "$work/pkg/bin/"
-PKG="$work/pkg" NCCL_LIB_DIR="$build/simnccl" OUT="$work/out" SIMNCCL_TIMEOUT_S=30 HANG_S=20 RUN_LIMIT_S=60 \
+PKG="$work/pkg" NCCL_LIB_DIR="$build/simnccl" OUT="$work/out" SIMNCCL_TIMEOUT_S=30 HANG_S=20 RUN_LIMIT_S=60 DRILL_ARGS=--watchdog-abort \
   FAULTS="baseline abort settings import" bash "$src/scripts/gpu-faults.sh" >"$work/log" 2>&1 || true
 cat "$work/out/summary.txt"
 fail=0
