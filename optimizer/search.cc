@@ -56,6 +56,8 @@ constexpr double kCarryMargin = 0.05;
 // Screening samples this many times slower than a neighbour of the same subspace (times the neighbour's
 // channels over theirs, when it has more) are checked again.
 constexpr double kSuspectRatio = 1.5;
+// A leader within this much of the default on its one sample gets a second one while the noise is unknown.
+constexpr double kSecondLook = 0.10;
 
 }  // namespace
 
@@ -305,8 +307,11 @@ struct Search::Impl {
     if (const std::optional<Config> rival = Challenger(leader, true)) {
       pick = StdErr(*rival, true) > StdErr(leader, true) ? *rival : leader;
       if (Have(*pick) >= kArmCap) pick = *pick == leader ? *rival : leader;
-    } else if (store.Relative(leader) < 1 - opt.min_gain / 2) {
-      pick = leader;  // only the default left to beat
+    } else if (store.Relative(leader) < 1 - opt.min_gain / 2 ||
+               (store.Noise() == 0 && store.Count(leader) < 2 && store.Relative(leader) < 1 + kSecondLook)) {
+      // Only the default left to beat: the leader while it shows a gain, and a second look at a leader
+      // that read a little slower than the default on its only sample while the noise is still unknown.
+      pick = leader;
     }
     if (pick && Have(*pick) >= kArmCap) return std::nullopt;
     return pick;
