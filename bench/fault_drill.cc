@@ -35,6 +35,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,7 +83,10 @@ const char* PhaseName(int p) {
 std::atomic<int> g_phase{kSetUp};
 std::atomic<long> g_step{-1};
 std::atomic<int64_t> g_progress_ns{0};
-std::atomic<ncclComm_t> g_comm{nullptr};  // for the watchdog, once the communicator exists
+// The communicator for the watchdog, once it exists; the watchdog uses it, and the main thread takes it
+// away before destroying or aborting it, only under g_comm_mu.
+std::mutex g_comm_mu;
+ncclComm_t g_comm = nullptr;
 std::atomic<bool> g_watchdog_aborted{false};
 int g_rank = 0;
 
@@ -191,14 +195,17 @@ int main(int argc, char** argv) {
   std::thread([hang_ns = static_cast<int64_t>(opt.hang_s * 1e9), abort_on_error = opt.watchdog_abort] {
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (ncclComm_t c = g_comm.load(); abort_on_error && c != nullptr && !g_watchdog_aborted.load()) {
+      if (abort_on_error && !g_watchdog_aborted.load()) {
+        std::lock_guard<std::mutex> lock(g_comm_mu);
         ncclResult_t async = ncclSuccess;
-        if (ncclCommGetAsyncError(c, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress) {
+        if (g_comm != nullptr && ncclCommGetAsyncError(g_comm, &async) == ncclSuccess && async != ncclSuccess &&
+            async != ncclInProgress) {
           Say("watchdog: NCCL error at step %ld: %s; ncclCommAbort from the watchdog thread (main thread %s)",
               g_step.load(), ncclGetErrorString(async), PhaseName(g_phase.load()));
           g_watchdog_aborted = true;
           const auto t = Clock::now();
-          ncclCommAbort(c);
+          ncclCommAbort(g_comm);
+          g_comm = nullptr;
           Say("watchdog: ncclCommAbort returned after %.3f s", Since(t));
           g_progress_ns = NowNs();  // the main thread gets hang_s from now to return
         }
@@ -243,14 +250,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto* s = static_cast<cudaStream_t>(*stream);
-  g_comm = comm;
+  {
+    std::lock_guard<std::mutex> lock(g_comm_mu);
+    g_comm = comm;
+  }
+  // The main thread takes the communicator back before destroying or aborting it: false when the
+  // watchdog aborted it already (it is gone).
+  auto take_back = [] {
+    std::lock_guard<std::mutex> lock(g_comm_mu);
+    const bool had = g_comm != nullptr;
+    g_comm = nullptr;
+    return had;
+  };
+  auto release_device = [&] {
+    dev.Free(*send);
+    dev.Free(*recv);
+    dev.DestroyEvent(*event);
+    dev.DestroyStream(*stream);
+  };
   Say("%d ranks, communicator ready; %s", nranks, TuningState().c_str());
 
   const auto start = Clock::now();
   auto last_report = start;
   long step = 0;
   auto fail = [&](const char* what, ncclResult_t r) {
-    if (g_watchdog_aborted.load()) {
+    if (g_watchdog_aborted.load() || !take_back()) {
       Say("the main thread's %s returned %s at step %ld after the watchdog's abort; exit 3", what,
           ncclGetErrorString(r), step);
       std::fflush(stdout);
@@ -259,7 +283,6 @@ int main(int argc, char** argv) {
     Say("NCCL error at step %ld after %.1f s: %s: %s (%s); %s; aborting the communicator", step, Since(start), what,
         ncclGetErrorString(r), ncclGetLastError(comm), TuningState().c_str());
     g_phase = kAborting;
-    g_comm = nullptr;  // the watchdog leaves it alone from here
     const auto t = Clock::now();
     ncclCommAbort(comm);
     Say("ncclCommAbort returned after %.3f s; exit 3", Since(t));
@@ -281,10 +304,11 @@ int main(int argc, char** argv) {
       // ncclCommAbort with this step's collectives possibly still in flight (during tuning).
       Say("calling ncclCommAbort at step %ld as asked; %s", step, TuningState().c_str());
       g_phase = kAborting;
-      g_comm = nullptr;
+      if (!take_back()) fail("ncclCommAbort as asked", ncclSuccess);
       const auto t = Clock::now();
       r = ncclCommAbort(comm);
       Say("ncclCommAbort returned %s after %.3f s; exit 0", ncclGetErrorString(r), Since(t));
+      release_device();
       return r == ncclSuccess ? 0 : 3;
     }
     g_phase = kWaitingForGpu;
@@ -293,10 +317,18 @@ int main(int argc, char** argv) {
       auto q = dev.QueryEvent(*event);
       if (!q.ok()) fail("querying the step's event", ncclUnhandledCudaError);
       if (*q == ccltune::executor::EventState::kDone) break;
-      if (g_watchdog_aborted.load()) fail("waiting for the step", ncclSuccess);
       ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(comm, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress)
-        fail("ncclCommGetAsyncError", async);
+      bool gone = false;
+      {
+        std::lock_guard<std::mutex> lock(g_comm_mu);
+        if (g_comm == nullptr) {
+          gone = true;
+        } else if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) {
+          async = ncclSuccess;
+        }
+      }
+      if (gone) fail("waiting for the step", ncclSuccess);
+      if (async != ncclSuccess && async != ncclInProgress) fail("ncclCommGetAsyncError", async);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     g_phase = kBetweenSteps;
@@ -310,8 +342,9 @@ int main(int argc, char** argv) {
   }
   Say("%ld steps done in %.1f s; %s", step, Since(start), TuningState().c_str());
   g_phase = kInCall;
-  g_comm = nullptr;
+  if (!take_back()) fail("ncclCommDestroy", ncclSuccess);
   const ncclResult_t r = ncclCommDestroy(comm);
   Say("ncclCommDestroy: %s; exit 0", ncclGetErrorString(r));
+  release_device();
   return r == ncclSuccess ? 0 : 3;
 }

@@ -64,7 +64,7 @@ bool RouteToNccl(int nccl_level, unsigned long flags, std::string_view message, 
   static const NcclDebugFilter env = NcclDebugFilter::FromEnv(+[](const char* n) -> const char* { return getenv(n); });
   if (!(filter != nullptr ? *filter : env).Prints(nccl_level, flags)) return false;
   const std::string line(message);  // NCCL's format string gets "%s", never our text
-  fn(nccl_level, flags, "ccltune", 0, "%s", line.c_str());
+  fn(static_cast<ncclDebugLogLevel>(nccl_level), flags, "ccltune", 0, "%s", line.c_str());
   return true;
 }
 

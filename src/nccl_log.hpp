@@ -8,10 +8,13 @@
 #include <string>
 #include <string_view>
 
+#include "src/nccl_log_level.h"
+
 namespace ccltune {
 
 // NCCL's ncclDebugLogger_t (its plugin headers), declared here so that logging needs no nccl.h.
-using NcclLoggerFn = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+using NcclLoggerFn = void (*)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
+                              ...);
 
 // NCCL's ncclDebugLogLevel values and the subsystem flags ccltune's lines carry.
 inline constexpr int kNcclLogNone = 0;

@@ -9,13 +9,15 @@
 #include <stdint.h>
 
 #include "nccl.h"
+#include "src/nccl_log_level.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* NCCL's logger callback: level, subsystem flags, file, line, printf format. */
-typedef void (*ccltuneNcclLogger_t)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+typedef void (*ccltuneNcclLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                                    const char* fmt, ...);
 
 #define CCLTUNE_ABI_NUM_ALGOS 7
 #define CCLTUNE_ABI_NUM_PROTOS 3

@@ -25,7 +25,7 @@ struct Logged {
   std::string text;
 };
 std::vector<Logged> g_logged;
-void FakeLogger(int level, unsigned long flags, const char*, int, const char* fmt, ...) {
+void FakeLogger(ncclDebugLogLevel level, unsigned long flags, const char*, int, const char* fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);

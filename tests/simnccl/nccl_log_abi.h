@@ -6,6 +6,9 @@
 extern "C" {
 #endif
 
+// The same enum as ccltune's src/nccl_log_level.h (a file that includes both gets one of them).
+#ifndef CCLTUNE_HAVE_NCCL_DEBUG_LOG_LEVEL
+#define CCLTUNE_HAVE_NCCL_DEBUG_LOG_LEVEL 1
 typedef enum {
   NCCL_LOG_NONE = 0,
   NCCL_LOG_VERSION = 1,
@@ -14,6 +17,7 @@ typedef enum {
   NCCL_LOG_ABORT = 4,
   NCCL_LOG_TRACE = 5
 } ncclDebugLogLevel;
+#endif
 typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
                                   const char* fmt, ...);
 
