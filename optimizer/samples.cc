@@ -35,21 +35,27 @@ void SampleStore::NoteRan(const Config& asked, const Config& ran) {
   ++truth_version_;
   const std::pair<int, int> sub{asked.algo, asked.proto};
   if (asked.channels > 0 && ran.algo == asked.algo && ran.proto == asked.proto) {
-    if (ran.channels < asked.channels) {
+    if (ran.channels < asked.channels && (max_channels_ <= 0 || asked.channels >= max_channels_)) {
       auto [it, inserted] = ceiling_.try_emplace(sub, ran.channels);
       if (!inserted) it->second = std::min(it->second, ran.channels);
-    } else {
+    } else if (ran.channels >= asked.channels) {
       int& k = known_up_to_[sub];
       k = std::max(k, asked.channels);
     }
   }
-  // Samples stored under the old guess move to what NCCL really ran.
+  // This request's samples stored under the old guess move to what NCCL really ran (other requests
+  // guessed to run the same stay: their guess is still all that is known of them).
   const Config after = TwinOfDefault(asked) ? Config{} : Effective(asked);
   if (!(after == before)) {
     auto it = samples_.find(KeyOf(before));
     if (it != samples_.end() && !before.IsDefault()) {
-      std::vector<Sample> moved = std::move(it->second);
-      samples_.erase(it);
+      std::vector<Sample> moved, stay;
+      for (const Sample& s : it->second) (s.asked == KeyOf(asked) ? moved : stay).push_back(s);
+      if (stay.empty()) {
+        samples_.erase(it);
+      } else {
+        it->second = std::move(stay);
+      }
       auto& dst = samples_[KeyOf(after)];
       dst.insert(dst.end(), moved.begin(), moved.end());
       std::sort(dst.begin(), dst.end(), [](const Sample& a, const Sample& b) { return a.index < b.index; });
@@ -92,7 +98,7 @@ bool SampleStore::ChannelsKnown(int algo, int proto, int channels) const {
 
 void SampleStore::Add(const Config& asked, double us, int stream) {
   const Config key = TwinOfDefault(asked) ? Config{} : Effective(asked);
-  const Sample s{us, next_index_++, stream};
+  const Sample s{us, next_index_++, stream, KeyOf(asked)};
   samples_[KeyOf(key)].push_back(s);
   if (key.IsDefault()) default_by_stream_[stream].push_back(s);
   ++version_;

@@ -74,9 +74,12 @@ struct Search::Impl {
   Options opt;
   Prior prior;
   internal::SampleStore store;
-  std::map<ConfigKey, int> pending;  // samples asked for and not received, by config as NCCL runs it
-  std::vector<Config> arms;          // every config in the race (as NCCL runs it), default excluded
-  std::set<ConfigKey> refined;       // arms of another subspace than the leader's whose neighbours joined
+  // Samples asked for and not received, by the config asked for: what NCCL runs for it may be learnt
+  // (channel truth) while they are on their way, and several configs asked may turn out to run as one, so
+  // they are counted under the config NCCL runs for them only when read (Pending).
+  std::map<ConfigKey, int> pending;
+  std::vector<Config> arms;     // every config in the race (as NCCL runs it), default excluded
+  std::set<ConfigKey> refined;  // arms of another subspace than the leader's whose neighbours joined
   int refine_steps = 0;
   Stage stage = Stage::kScreen;
   std::map<int, int> since_default;  // per stream: entries since its last default sample
@@ -91,14 +94,18 @@ struct Search::Impl {
 
   Impl(const SearchSpace& s, const Options& o, const Prior& p) : space(s), opt(o), prior(p) {
     space.max_channels = std::max(1, space.max_channels);
+    store.set_max_channels(space.max_channels);
     opt.max_screen = std::max(1, opt.max_screen);
     opt.monitor_window = std::max(1, opt.monitor_window);
   }
 
   Config KeyFor(const Config& asked) const { return store.TwinOfDefault(asked) ? Config{} : store.Effective(asked); }
   int Pending(const Config& eff) const {
-    auto it = pending.find(KeyOf(eff));
-    return it == pending.end() ? 0 : it->second;
+    const ConfigKey want = KeyOf(eff);
+    int n = 0;
+    for (const auto& [k, v] : pending)
+      if (v > 0 && KeyOf(KeyFor(internal::ConfigOf(k))) == want) n += v;
+    return n;
   }
   int Have(const Config& eff) const { return store.Count(eff) + Pending(eff); }
   int TotalPending() const {
@@ -240,10 +247,6 @@ struct Search::Impl {
     dirty = false;
     truth_seen = store.truth_version();
     if (truth_changed) {
-      // Samples on their way count under the config NCCL is now known to run for what they asked.
-      std::map<ConfigKey, int> moved;
-      for (const auto& [k, n] : pending) moved[KeyOf(KeyFor(internal::ConfigOf(k)))] += n;
-      pending = std::move(moved);
       Normalise();
       for (const Config& c : internal::ScreenSet(space, opt, prior, store)) AddArm(c);
     }
@@ -340,7 +343,7 @@ struct Search::Impl {
     while (static_cast<int>(out.size()) < max_candidates && stage != Stage::kDone) {
       std::optional<Config> c = PickNext(stream);
       if (!c) break;
-      ++pending[KeyOf(KeyFor(*c))];
+      ++pending[KeyOf(*c)];
       ++stats.requested;
       if (!out.empty() && out.back().config == *c) {
         ++out.back().calls;
@@ -357,25 +360,14 @@ struct Search::Impl {
       if (KeyFor(asked) == KeyFor(incumbent)) Monitor(us, stream);
       return;
     }
-    const Config key = KeyFor(asked);
-    if (auto it = pending.find(KeyOf(key)); requested && it != pending.end() && it->second > 0) --it->second;
+    if (auto it = pending.find(KeyOf(asked)); requested && it != pending.end() && it->second > 0) --it->second;
     store.Add(asked, us, stream);
     dirty = true;
     Advance();
   }
 
-  void NoteRan(const Config& asked, const Config& ran) {
-    const Config before = KeyFor(asked);
-    store.NoteRan(asked, ran);
-    const Config after = KeyFor(asked);
-    if (!(before == after)) {
-      auto it = pending.find(KeyOf(before));
-      if (it != pending.end()) {
-        pending[KeyOf(after)] += it->second;
-        pending.erase(KeyOf(before));
-      }
-    }
-  }
+  // The samples on their way stay counted under what they asked for (Pending reads them as NCCL runs it).
+  void NoteRan(const Config& asked, const Config& ran) { store.NoteRan(asked, ran); }
 
   // After convergence: the incumbent's samples (the caller samples it now and then), per stream. The
   // first full window of a stream is its baseline; two consecutive windows away from it by more than
@@ -487,7 +479,7 @@ void Search::AddSample(const Config& config, double us, int stream, bool request
 }
 void Search::NoteRan(const Config& asked, const Config& ran) { impl_->NoteRan(asked, ran); }
 void Search::NoteLost(const Config& config) {
-  auto it = impl_->pending.find(KeyOf(impl_->KeyFor(config)));
+  auto it = impl_->pending.find(KeyOf(config));
   if (it != impl_->pending.end() && it->second > 0) --it->second;
   ++impl_->stats.lost;
   impl_->dirty = true;

@@ -29,15 +29,22 @@ struct Sample {
   double us = 0;
   int64_t index = 0;  // arrival order over the whole search
   int stream = 0;     // which workload of the search's size class ran it
+  ConfigKey asked{};  // the config the call asked for (its key may be a guess until NCCL's run is reported)
 };
 
 class SampleStore {
  public:
   // Channel truth. The default (no override) is never merged with a forced config, but a forced config
-  // that NCCL runs exactly as it runs its default is recorded as the default's twin.
+  // that NCCL runs exactly as it runs its default is recorded as the default's twin. Samples stored under a
+  // guess for `asked` (Effective) move to what NCCL ran; those of other configs asked stay where they are.
   void NoteRan(const Config& asked, const Config& ran);
+  // The largest channel count the search asks for (0: unknown). Only a call that asked for it and ran
+  // fewer channels shows the subspace's ceiling: below it, NCCL may run fewer channels than asked for a
+  // small message without running every larger request the same way (real NCCL 2.28 on two NVLink GPUs,
+  // all-gather 64 KiB ring/LL: 5 ran as 4, 7 as 6, 11 as 8).
+  void set_max_channels(int n) { max_channels_ = n; }
   // The config NCCL runs for `asked`, as far as known: what it ran, else `asked` with its channels
-  // capped at the subspace's known ceiling (NCCL ran fewer channels than asked before).
+  // capped at the subspace's known ceiling (NCCL ran fewer channels than the largest request).
   Config Effective(const Config& asked) const;
   // True when `asked` is known or predicted to run exactly as NCCL's default.
   bool TwinOfDefault(const Config& asked) const;
@@ -96,6 +103,7 @@ class SampleStore {
   std::map<std::pair<int, int>, int> known_up_to_;  // subspace -> largest channel count asked with a known run
   std::optional<Config> default_ran_;
   int64_t next_index_ = 0;
+  int max_channels_ = 0;
 };
 
 }  // namespace ccltune::optimizer::internal

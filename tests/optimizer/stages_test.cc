@@ -98,6 +98,32 @@ TEST(Samples, ChannelTruthMergesAliasesAndLearnsCeilings) {
   EXPECT_FALSE(st.ChannelsKnown(kAlgoTree, kProtoLL, 5));
 }
 
+// Below the largest request, NCCL may run fewer channels than asked for a small message without running
+// every larger request the same way (real NCCL, two NVLink GPUs, all-gather 64 KiB ring/LL: 5 ran as 4, 6
+// as 6): only the largest request shows a ceiling. A report moves the samples of the request reported and
+// no others, also where several requests were stored under one guess.
+TEST(Samples, OnlyTheLargestRequestShowsACeilingAndAReportMovesOnlyItsSamples) {
+  SampleStore st;
+  st.set_max_channels(32);
+  st.NoteRan(C(kAlgoRing, kProtoLL, 5), C(kAlgoRing, kProtoLL, 4));
+  EXPECT_EQ(st.Ceiling(kAlgoRing, kProtoLL), 0);
+  EXPECT_EQ(st.Effective(C(kAlgoRing, kProtoLL, 6)), C(kAlgoRing, kProtoLL, 6));
+  EXPECT_EQ(st.Effective(C(kAlgoRing, kProtoLL, 5)), C(kAlgoRing, kProtoLL, 4));
+  st.NoteRan(C(kAlgoRing, kProtoLL, 32), C(kAlgoRing, kProtoLL, 16));
+  EXPECT_EQ(st.Ceiling(kAlgoRing, kProtoLL), 16);
+  EXPECT_EQ(st.Effective(C(kAlgoRing, kProtoLL, 20)), C(kAlgoRing, kProtoLL, 16));
+  // 20 and 24 are both guessed to run as 16, like 16 itself; then 20 is reported to run as 12.
+  st.Add(C(kAlgoRing, kProtoLL, 16), 10);
+  st.Add(C(kAlgoRing, kProtoLL, 24), 11);
+  st.Add(C(kAlgoRing, kProtoLL, 20), 12);
+  st.Add(C(kAlgoRing, kProtoLL, 20), 13);
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 16)), 4);
+  st.NoteRan(C(kAlgoRing, kProtoLL, 20), C(kAlgoRing, kProtoLL, 12));
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 16)), 2);
+  EXPECT_EQ(st.Count(C(kAlgoRing, kProtoLL, 12)), 2);
+  EXPECT_GT(st.Absolute(C(kAlgoRing, kProtoLL, 12)), 11.9);  // 20's samples (12, 13), not 16's or 24's
+}
+
 TEST(Samples, TwinOfTheDefaultCountsAsTheDefault) {
   SampleStore st;
   st.NoteRan(kDef, C(kAlgoRing, kProtoSimple, 2));
