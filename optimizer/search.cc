@@ -108,6 +108,10 @@ struct Search::Impl {
     return n;
   }
   int Have(const Config& eff) const { return store.Count(eff) + Pending(eff); }
+  // One sample asked for as `asked` came back or will not come.
+  void Unawait(const Config& asked) {
+    if (auto it = pending.find(KeyOf(asked)); it != pending.end() && it->second > 0) --it->second;
+  }
   int TotalPending() const {
     int n = 0;
     for (const auto& [k, v] : pending) n += v;
@@ -360,14 +364,11 @@ struct Search::Impl {
       if (KeyFor(asked) == KeyFor(incumbent)) Monitor(us, stream);
       return;
     }
-    if (auto it = pending.find(KeyOf(asked)); requested && it != pending.end() && it->second > 0) --it->second;
+    if (requested) Unawait(asked);
     store.Add(asked, us, stream);
     dirty = true;
     Advance();
   }
-
-  // The samples on their way stay counted under what they asked for (Pending reads them as NCCL runs it).
-  void NoteRan(const Config& asked, const Config& ran) { store.NoteRan(asked, ran); }
 
   // After convergence: the incumbent's samples (the caller samples it now and then), per stream. The
   // first full window of a stream is its baseline; two consecutive windows away from it by more than
@@ -477,10 +478,10 @@ std::vector<Candidate> Search::Next(int max_candidates, int stream) { return imp
 void Search::AddSample(const Config& config, double us, int stream, bool requested) {
   impl_->AddSample(config, us, stream, requested);
 }
-void Search::NoteRan(const Config& asked, const Config& ran) { impl_->NoteRan(asked, ran); }
+// The samples on their way stay counted under what they asked for (Pending reads them as NCCL runs it).
+void Search::NoteRan(const Config& asked, const Config& ran) { impl_->store.NoteRan(asked, ran); }
 void Search::NoteLost(const Config& config) {
-  auto it = impl_->pending.find(KeyOf(config));
-  if (it != impl_->pending.end() && it->second > 0) --it->second;
+  impl_->Unawait(config);
   ++impl_->stats.lost;
   impl_->dirty = true;
   impl_->Advance();

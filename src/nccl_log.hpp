@@ -16,13 +16,13 @@ namespace ccltune {
 using NcclLoggerFn = void (*)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
                               ...);
 
-// NCCL's ncclDebugLogLevel values and the subsystem flags ccltune's lines carry.
-inline constexpr int kNcclLogNone = 0;
-inline constexpr int kNcclLogVersion = 1;
-inline constexpr int kNcclLogWarn = 2;
-inline constexpr int kNcclLogInfo = 3;
-inline constexpr int kNcclLogAbort = 4;
-inline constexpr int kNcclLogTrace = 5;
+// NCCL's ncclDebugLogLevel values (src/nccl_log_level.h) as ints, and the subsystem flags ccltune's lines carry.
+inline constexpr int kNcclLogNone = NCCL_LOG_NONE;
+inline constexpr int kNcclLogVersion = NCCL_LOG_VERSION;
+inline constexpr int kNcclLogWarn = NCCL_LOG_WARN;
+inline constexpr int kNcclLogInfo = NCCL_LOG_INFO;
+inline constexpr int kNcclLogAbort = NCCL_LOG_ABORT;
+inline constexpr int kNcclLogTrace = NCCL_LOG_TRACE;
 inline constexpr unsigned long kNcclSubsysInit = 1;
 inline constexpr unsigned long kNcclSubsysTuning = 64;
 
