@@ -168,7 +168,10 @@ void Leader::EnsureSearch(Work& w) {
 void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call,
                      uint64_t unit) {
   timed_[seq] = Timed{workload, asked, scheduled, call, unit};
-  if (scheduled) ++Get(workload).scheduled_in_flight;
+  Work& w = Get(workload);
+  if (scheduled) ++w.scheduled_in_flight;
+  w.back_to_back = w.last_timed_unit != 0 && unit == w.last_timed_unit + 1;
+  w.last_timed_unit = unit;
 }
 
 void Leader::Trace(const Work& w, const Timed& t, double us) {
@@ -283,9 +286,10 @@ bool Leader::searching() const {
   return false;
 }
 
-std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int max) {
+std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int max, const Config& before) {
   std::vector<coordinator::ScheduleEntry> out;
   if (max <= 0) return out;
+  Config prev = before;
   for (const optimizer::Candidate& cand : c.search->Next(max, w.stream)) {
     coordinator::ScheduleEntry e;
     e.config = cand.config;
@@ -295,9 +299,20 @@ std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int m
     if (cand.config.HasSubspace() && connected_.insert({cand.config.algo, cand.config.proto}).second) {
       e.warmup = true;
       ++e.calls;
+    } else if (cand.config.IsDefault() && !prev.IsDefault() && w.back_to_back) {
+      // NCCL's default right after a call of another config of the same workload pays for the switch: on
+      // 4 NVLink H100s, all-reduce 16 MiB ring/Simple read 112-114 us after ring/LL128 calls and 105.8 us
+      // in its own blocks, which made ring/LL128 (108-109 us either way) look 6% faster than the default
+      // it is 3% slower than. Every config is compared with the default, so the default's sample is the
+      // second call of its entry when the workload runs back to back (calls in between, of other
+      // workloads, leave each sample the same context).
+      e.warmup = true;
+      ++e.calls;
     }
+    prev = cand.config;
     out.push_back(e);
   }
+  if (!out.empty()) w.last_entry = out.back().config;
   return out;
 }
 
@@ -374,7 +389,9 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
                                                       : want > ahead ? want - ahead
                                                                      : 0)});
       if (max < 1 && !final_changed) break;
-      if (top_up && max >= 1) u.entries = Entries(w, *c, max);
+      // What runs right before the new entries: the last entry still scheduled, else the final one.
+      const Config before = !restarted && ahead > 0 ? w.last_entry : w.last_final;
+      if (top_up && max >= 1) u.entries = Entries(w, *c, max, before);
       if (u.entries.empty() && !final_changed) continue;  // nothing worth asking before more timings come back
       // A search that (re)started replaces what is still scheduled; otherwise entries come after it (the
       // search counts those on their way), and a final entry alone keeps them.

@@ -62,7 +62,8 @@ class Leader {
   // A timed call was issued with number `seq` (every rank numbers timed calls alike).
   // `scheduled`: the call ran one of the search's schedule entries (else the final entry, while waiting).
   // `call`: the workload's call index on this rank (from 0); `unit`: the communicator's unit count at the call
-  // (both for the tuning trace only).
+  // (the tuning trace shows both; consecutive units of one workload mean it runs back to back, and then NCCL's
+  // default after another config gets a warm-up call: Entries).
   void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true, uint64_t call = 0,
                uint64_t unit = 0);
   // Carried timings of timed calls first_seq.. (coordinator::Hooks::on_samples).
@@ -117,6 +118,12 @@ class Leader {
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
     int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
+    // Whether its last two timed calls were consecutive calls of the communicator (a workload run back to
+    // back: every call of a searching workload is timed), and the last schedule entry shipped (what runs
+    // before the next update's first entry).
+    bool back_to_back = false;
+    uint64_t last_timed_unit = 0;
+    Config last_entry;
   };
   struct Class {
     SizeClass bounds;
@@ -144,7 +151,7 @@ class Leader {
   // awaits samples: those will never come (a lost count) - the search asks again rather than wait forever.
   void UnblockIdle(const coordinator::ScheduleBook& book);
   // Entries for `w` from its class's search (warm-ups marked), at most `max`.
-  std::vector<coordinator::ScheduleEntry> Entries(Work& w, Class& c, int max);
+  std::vector<coordinator::ScheduleEntry> Entries(Work& w, Class& c, int max, const Config& before);
 
   Options o_;
   coordinator::IterationDetector detector_;

@@ -57,6 +57,8 @@ std::vector<Config> Neighbours(const Config& winner, const SearchSpace& space, c
 // a gain above min_gain / 2 that is not yet significant (the caller may sample both sides more).
 inline constexpr double kDecideZ = 2.4;
 inline constexpr double kFutileSlack = 1.5;
+inline constexpr double kPlausibleZ = 1.0;
+inline constexpr double kWorthGain = 0.05;
 struct Verdict {
   bool switch_to_winner = false;
   // Neither a significant gain nor evidence against one: more samples of both sides could decide. False
