@@ -296,16 +296,15 @@ std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int m
     e.calls = static_cast<uint32_t>(std::min<int>(cand.calls, coordinator::kMaxCallsPerEntry - 1));
     // The first run of an algorithm/protocol on this communicator connects it (NCCL sets it up then):
     // that call is not a sample. Later channel counts of the same pair need no warm-up.
-    if (cand.config.HasSubspace() && connected_.insert({cand.config.algo, cand.config.proto}).second) {
-      e.warmup = true;
-      ++e.calls;
-    } else if (cand.config.IsDefault() && !prev.IsDefault() && w.back_to_back) {
-      // NCCL's default right after a call of another config of the same workload pays for the switch: on
-      // 4 NVLink H100s, all-reduce 16 MiB ring/Simple read 112-114 us after ring/LL128 calls and 105.8 us
-      // in its own blocks, which made ring/LL128 (108-109 us either way) look 6% faster than the default
-      // it is 3% slower than. Every config is compared with the default, so the default's sample is the
-      // second call of its entry when the workload runs back to back (calls in between, of other
-      // workloads, leave each sample the same context).
+    const bool connects = cand.config.HasSubspace() && connected_.insert({cand.config.algo, cand.config.proto}).second;
+    // NCCL's default right after a call of another config of the same workload pays for the switch: on
+    // 4 NVLink H100s, all-reduce 16 MiB ring/Simple read 112-114 us after ring/LL128 calls and 105.8 us
+    // in its own blocks, which made ring/LL128 (108-109 us either way) look 6% faster than the default
+    // it is 3% slower than. Every config is compared with the default, so the default's sample is the
+    // second call of its entry when the workload runs back to back (calls in between, of other
+    // workloads, leave each sample the same context).
+    const bool switches_back = cand.config.IsDefault() && !prev.IsDefault() && w.back_to_back;
+    if (connects || switches_back) {
       e.warmup = true;
       ++e.calls;
     }
