@@ -8,9 +8,13 @@
 
 namespace ccltune::optimizer::internal {
 
-Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since, double z, int cap) {
+Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since, double z, int cap,
+               double picked) {
   Verdict v;
   v.relative = winner.IsDefault() ? 1.0 : store.Relative(winner, since);
+  if (picked > 0 && !winner.IsDefault() && store.Count(winner, since) > 0) {
+    v.relative += picked * 1.25 * std::max(store.Noise(), 0.03) / std::sqrt(store.Count(winner, since));
+  }
   // A floor on the noise: two or three samples can agree by chance.
   const double se = store.RelativeStdErr(winner, 0.03, since);
   v.required = 1 - std::max(min_gain, z * se);

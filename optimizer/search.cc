@@ -34,8 +34,8 @@ constexpr int kConfirmEvery = 2;
 constexpr int kMinDecideSamples = 6;
 constexpr double kEpsilonBest = 0.03;
 constexpr int kTieSamples = 8;
-// An arm other than the leader, chosen at the end as the pessimistic best of several, decides on all of
-// its samples and must clear this many more standard errors.
+// An arm chosen at the end as the pessimistic best of several, judged on all of its samples: its estimate
+// is moved up by this many standard errors of its own samples first (internal::Decide's `picked`).
 constexpr double kPickedZ = 1.0;
 // Samples of one arm asked for at most (more cannot move a decision the budget allows).
 constexpr int kArmCap = 24;
@@ -192,21 +192,21 @@ struct Search::Impl {
     pending.clear();
   }
 
-  // The final choice when the budget ran out: the best measured arm by a pessimistic estimate, Relative()
-  // plus one standard error of its own samples (a config ahead on few samples is more likely lucky than
-  // fast), among arms with 4 samples or more (else the leader).
-  Config Final() const {
+  // The final choice when the budget ran out: the arms with 4 samples or more (else the leader), best
+  // first by a pessimistic estimate, Relative() plus one standard error of its own samples (a config ahead
+  // on few samples is more likely lucky than fast).
+  std::vector<Config> FinalOrder() const {
     const double sigma = std::max(store.Noise(), 0.03);
-    const Config leader = RaceLeader();
-    Config best;
-    double best_v = kInf;
+    std::vector<std::pair<double, Config>> ranked;
     for (const Config& c : arms) {
       const int n = store.Count(c);
-      if (n < 4) continue;
-      const double v = store.Relative(c) + 1.25 * sigma / std::sqrt(static_cast<double>(n));
-      if (v < best_v) best_v = v, best = c;
+      if (n >= 4) ranked.emplace_back(store.Relative(c) + 1.25 * sigma / std::sqrt(static_cast<double>(n)), c);
     }
-    return best_v < kInf ? best : leader;
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Config> out;
+    for (const auto& [v, c] : ranked) out.push_back(c);
+    if (out.empty()) out.push_back(RaceLeader());
+    return out;
   }
 
   void AddArm(const Config& c) {
@@ -301,16 +301,23 @@ struct Search::Impl {
     const int left = std::max(0, Budget() - Used());
     return internal::Decide(leader, store, opt.min_gain, lead_since, internal::kDecideZ, std::min(kArmCap, n + left));
   }
-  // The final choice on the samples there are: the pessimistic best (Final) if it clears the decision.
+  // The final choice on the samples there are: the first arm in FinalOrder() that clears the decision,
+  // the leader on its samples since it leads, or any arm on all of its own with its estimate moved by
+  // kPickedZ of its own standard errors for having been picked as the best of several. Either suffices:
+  // where the lead changed among near ties until the end, the few samples since it leads may have one or
+  // two default samples behind them; and the pessimistic best may be an arm with few samples that cannot
+  // clear the test while one just behind it, on many, does (real NCCL, 4 NVLink H100s, reduce-scatter
+  // 4 MiB: kept on the default with an arm at 0.74 of it on 30 samples).
   void DecideNow() {
-    // The leader on its samples since it leads; another arm on all of its own, at a higher bar for having
-    // been picked as the best of several.
-    const Config w = Final();
-    const bool lead = w == last_leader && store.Count(w, lead_since) >= kMinDecideSamples;
-    const bool take = !w.IsDefault() && internal::Decide(w, store, opt.min_gain, lead ? lead_since : 0,
-                                                         internal::kDecideZ + (lead ? 0 : kPickedZ))
-                                            .switch_to_winner;
-    Converge(take ? w : Config{});
+    for (const Config& w : FinalOrder()) {
+      if (w.IsDefault()) break;
+      const bool lead = w == last_leader && store.Count(w, lead_since) >= kMinDecideSamples;
+      if ((lead && internal::Decide(w, store, opt.min_gain, lead_since).switch_to_winner) ||
+          internal::Decide(w, store, opt.min_gain, 0, internal::kDecideZ, 0, kPickedZ).switch_to_winner) {
+        return Converge(w);
+      }
+    }
+    Converge(Config{});
   }
 
   Config Waiting() const {

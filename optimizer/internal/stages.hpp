@@ -73,8 +73,11 @@ struct Verdict {
 // which flatter it (of many noisy configs, the luckiest wins), so the decision is taken on fresh ones.
 // `z`: the standard errors the gain must clear (kDecideZ, or more for an arm picked as the best of several).
 // `cap`: fresh samples of the winner the caller would take at most (0: no limit, never futile).
+// `picked`: for a winner picked as the best of several on these very samples, its estimate is moved up by
+// this many standard errors of its own samples first (the winner's curse; the default's error is common
+// to every arm and not part of it).
 Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ,
-               int cap = 0);
+               int cap = 0, double picked = 0);
 
 // The chunk sizes of a protocol's axis (grain * 2^k within [min, max]); empty without one.
 std::vector<int64_t> ChunkValues(const SearchSpace& space, int proto);

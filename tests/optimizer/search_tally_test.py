@@ -1,0 +1,99 @@
+"""Unit tests of bench/search_tally.py: the tally of several compare,oracle runs against issue 12's bars.
+Standard-library Python only; exit 77 (skipped under CTest) when the script cannot be imported."""
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(REPO, "bench"))
+try:
+    import search_tally
+except ImportError as e:  # pragma: no cover
+    print(f"search_tally_test: skipped: {e}")
+    sys.exit(77)
+
+
+def row(coll, nbytes, default, tuned, oracle, calls, config=None):
+    return {"collective": coll, "bytes": nbytes, "oracle_default_us": default, "tuned_same_comm_us": tuned,
+            "tuned_us": tuned * 2, "oracle_us": oracle, "converge_calls": calls,
+            "config": config or {"algorithm": "default"}}
+
+
+def run(argv):
+    out = io.StringIO()
+    old = sys.argv
+    sys.argv = ["search_tally.py"] + argv
+    try:
+        with redirect_stdout(out):
+            rc = search_tally.main()
+    finally:
+        sys.argv = old
+    return rc, out.getvalue()
+
+
+class Tally(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        a = [row("allgather", 1 << 20, 100.0, 80.0, 80.0, 40, {"algorithm": "ring", "protocol": "ll128", "channels": 24}),
+             row("allgather", 4 << 20, 100.0, 100.0, 90.0, None),  # never converged: counts as the cap
+             row("allreduce", 1 << 20, 100.0, 103.0, 100.0, 20)]   # slower than the default
+        b = [row("allgather", 1 << 20, 100.0, 90.0, 81.0, 60),
+             row("allgather", 4 << 20, 100.0, 95.0, 95.0, 30),
+             row("allreduce", 1 << 20, 100.0, 100.0, 100.0, 10)]
+        self.files = []
+        for name, rows in (("a.json", a), ("b.json", b)):
+            path = os.path.join(self.dir.name, name)
+            with open(path, "w") as f:
+                json.dump({"results": rows}, f)
+            self.files.append(path)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_bars_calls_and_rows_past_them(self):
+        rc, out = run(self.files + ["--calls-cap", "300"])
+        self.assertEqual(rc, 0)
+        # Past tuned/oracle 1.05: a's allgather 4 MiB (1.111), b's allgather 1 MiB (1.111); past tuned/default
+        # 1.02: a's allreduce (1.03), whose tuned/oracle is 1.03 as well.
+        self.assertIn("rows tuned/oracle > 1.05: 2 | rows tuned/default > 1.02: 1", out)
+        self.assertIn("worst tuned/oracle 1.111, tuned/default 1.030", out)
+        calls = [40, 300, 20, 60, 30, 10]
+        self.assertIn("converge calls: mean %.1f, p90 300, max 300" % (sum(calls) / len(calls)), out)
+        self.assertIn("a.json allreduce 1048576: default t/o 1.030 t/d 1.030, 20 calls", out)
+        self.assertNotIn("b.json allgather 4194304", out)
+
+    def test_pooled_share_is_log_gain_over_log_headroom(self):
+        _, out = run(self.files)
+        gain = math.log(100 / 80) + math.log(100 / 100) + math.log(100 / 90) + math.log(100 / 95)
+        room = math.log(100 / 80) + math.log(100 / 90) + math.log(100 / 81) + math.log(100 / 95)
+        self.assertIn("allgather %.2f" % (gain / room), out.split("share of the headroom (pooled rows):")[1])
+
+    def test_uses_the_one_communicator_figure(self):
+        # tuned_us (two communicators) is twice tuned_same_comm_us here: only the latter may count.
+        _, out = run(self.files)
+        self.assertNotIn("t/d 2.", out)
+
+    def test_a_file_without_oracle_rows_is_an_error(self):
+        path = os.path.join(self.dir.name, "empty.json")
+        with open(path, "w") as f:
+            json.dump({"results": [{"collective": "allreduce", "bytes": 1, "tuned_us": 1.0}]}, f)
+        rc, _ = run([path])
+        self.assertEqual(rc, 1)
+
+    def test_committed_gpu_runs(self):
+        # Three 4xH100 sweeps of this session's main (docs/results/search-testbed.md quotes these figures).
+        d = os.path.join(REPO, "docs", "results", "data", "nvlink4-search")
+        files = [os.path.join(d, "h100x4-s6-sweep-main-%d.json" % i) for i in (1, 2, 3)]
+        _, out = run(files)
+        self.assertIn("files 3, rows 45", out)
+        self.assertIn("rows tuned/oracle > 1.05: 6 | rows tuned/default > 1.02: 0", out)
+        self.assertIn("converge calls: mean 101.5", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
