@@ -58,7 +58,7 @@ config_table::Fingerprint CommLifecycle::FingerprintOf(const CommState& cs) cons
   return fp;
 }
 
-void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool multi_gpu_thread) {
+void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool multi_gpu_thread, int baseline) {
   if (!rt_.active() || comm == nullptr) return;
   const Settings& settings = rt_.settings();
   CommOptions o;
@@ -67,6 +67,8 @@ void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, b
     return;
   }
   // Channel budget: ccltune's setting, else what the communicator was created with, else NCCL's env.
+  o.baseline_channels = baseline;
+  if (config != nullptr) o.creation_config = *config;
   int budget = settings.channel_budget;
   if (budget == 0 && config != nullptr && config->maxCTAs != NCCL_CONFIG_UNDEF_INT && config->maxCTAs > 0) {
     budget = config->maxCTAs;

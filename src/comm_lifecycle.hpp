@@ -19,7 +19,13 @@ class CommLifecycle {
   explicit CommLifecycle(Runtime& rt) : rt_(rt) {}
   // `multi_gpu_thread`: created by ncclCommInitAll, or inside a group that creates several on this thread.
   // A communicator created inside a group comes here at the group's end (CallPath::GroupEnd).
-  void OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool multi_gpu_thread);
+  // `baseline`: the channels NCCL gave it where RaiseBudget created it with more (else 0).
+  void OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, bool multi_gpu_thread, int baseline = 0);
+  // CCLTUNE_CHANNEL_BUDGET (channel_budget.cc): `c0`, just created by NCCL from `user` (nullptr: no config)
+  // on its own budget, or, where ccltune raises it, the communicator to hand to the user instead, created
+  // with the budget's channels (`c0` is then destroyed) and *baseline the channels NCCL gave `c0`. Called
+  // on every rank of a blocking communicator created outside a group, by the interposer.
+  ncclComm_t RaiseBudget(ncclComm_t c0, const ncclConfig_t* user, int* baseline);
   void OnCommGone(ncclComm_t comm, bool abort);
   // Leader: ships the config of the first CSV line that matches `key` as an import; cs.mu held.
   void ApplyCsvImport(CommState& cs, const WorkloadKey& key);
@@ -27,6 +33,10 @@ class CommLifecycle {
 
  private:
   void SetUp(CommState& cs);
+  // Why a communicator created from `user` keeps NCCL's budget ("" if it may be raised).
+  std::string WhyNotRaise(const ncclConfig_t* user) const;
+  // The channels NCCL gave `comm`, agreed by its ranks (0 where any rank could not read them).
+  int ProbeChannels(ncclComm_t comm);
   // Leader, first sync: reads CCLTUNE_IMPORT (JSON, or NCCL's example-tuner CSV for a .csv name).
   void LoadImport(CommState& cs);
   Runtime& rt_;

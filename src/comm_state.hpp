@@ -70,6 +70,12 @@ struct CommOptions {
   int rank = 0;
   int nranks = 1;
   int channel_budget = 32;
+  // The channels NCCL gave the communicator on its own, where ccltune created it with more
+  // (CCLTUNE_CHANNEL_BUDGET); 0 where it did not. NCCL's default then runs as on these.
+  int baseline_channels = 0;
+  // What the user created it with (NCCL_CONFIG_INITIALIZER for none): a split of a raised communicator
+  // without a config of its own is created as NCCL would have created it from this one.
+  ncclConfig_t creation_config = NCCL_CONFIG_INITIALIZER;
   bool passthrough = false;
   std::string passthrough_reason;
 };
@@ -82,6 +88,9 @@ struct WorkloadSlot {
   // The latest call's config and what NCCL ran for it (channel truth), recorded on change only.
   bool ran_known = false;
   Config last_asked, last_ran;
+  // On a communicator with a raised budget: the channels NCCL ran its own default on, read on the first
+  // call that ran it untouched (0 until then). NCCL's default at its own budget runs min(this, baseline).
+  int own_channels = 0;
 };
 
 class CommState {
@@ -95,6 +104,8 @@ class CommState {
   bool passthrough() const { return o_.passthrough; }
   const std::string& passthrough_reason() const { return o_.passthrough_reason; }
   int channel_budget() const { return o_.channel_budget; }
+  int baseline_channels() const { return o_.baseline_channels; }
+  const ncclConfig_t& creation_config() const { return o_.creation_config; }
   void MarkPassthrough(std::string reason) {
     o_.passthrough = true;
     o_.passthrough_reason = std::move(reason);

@@ -44,8 +44,16 @@ struct CreatedInGroup {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 };
 
+// ccltune's channel probe (channel_budget.cc) in flight on this thread: the tuner asks every channel for its
+// collective, and the profiler reports how many NCCL ran.
+struct ChannelProbe {
+  bool active = false;
+  int ran = 0;
+};
+
 struct ThreadCalls {
   int group_depth = 0;
+  ChannelProbe probe;
   std::vector<GroupColl> group;         // collectives of the open user group, in issue order
   std::vector<CreatedInGroup> created;  // communicators created in the open user group
   std::vector<InFlight> inflight;       // decisions the plugin may be asked about now

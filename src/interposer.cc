@@ -2,8 +2,10 @@
 // the real NCCL (resolved at run time) through the runtime; calls NCCL makes to its own public
 // functions (ncclBcast -> ncclBroadcast, ...) re-enter here and pass straight through.
 #include <cstddef>
+#include <memory>
 
 #include "nccl.h"
+#include "src/comm_state.hpp"
 #include "src/nccl_api.hpp"
 #include "src/runtime.hpp"
 #include "vocab/types.hpp"
@@ -40,6 +42,24 @@ void TakeOn(ncclComm_t comm, const ncclConfig_t* config, bool in_group) {
   } else {
     Runtime::Get().lifecycle().OnCommCreated(comm, config, /*multi_gpu_thread=*/false);
   }
+}
+
+// A blocking communicator just created outside a group, from `user` (nullptr: no config): raised to
+// CCLTUNE_CHANNEL_BUDGET's channels where that applies (*comm is then the raised one), and taken on.
+void TakeOnCreated(ncclComm_t* comm, const ncclConfig_t* user) {
+  int baseline = 0;
+  *comm = Runtime::Get().lifecycle().RaiseBudget(*comm, user, &baseline);
+  Runtime::Get().lifecycle().OnCommCreated(*comm, user, /*multi_gpu_thread=*/false, baseline);
+}
+
+// The config a child of `parent` is created with: where ccltune raised the parent and the user gives the
+// child no config of its own (NCCL would copy the parent's), the one the user created the parent with.
+ncclConfig_t* ChildConfig(ncclComm_t parent, ncclConfig_t* user, ncclConfig_t* scratch) {
+  if (user != nullptr) return user;
+  std::shared_ptr<CommState> cs = Runtime::Get().comms().FindShared(parent);
+  if (cs == nullptr || cs->baseline_channels() == 0) return nullptr;
+  *scratch = cs->creation_config();
+  return scratch;
 }
 
 }  // namespace
@@ -132,7 +152,13 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t*
   const bool tuning = Tuning(scope);
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRank, comm, nranks, id, rank);
-  if (tuning && r == ncclSuccess && comm != nullptr) TakeOn(*comm, nullptr, in_group);
+  if (tuning && r == ncclSuccess && comm != nullptr) {
+    if (in_group) {
+      TakeOn(*comm, nullptr, true);
+    } else {
+      TakeOnCreated(comm, nullptr);
+    }
+  }
   return r;
 }
 
@@ -145,7 +171,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(ncclC
   ncclResult_t r = FORWARD(CommInitRankConfig, comm, nranks, id, rank, config);
   // A non-blocking init returns ncclInProgress: the communicator is passed through (see OnCommCreated).
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    TakeOn(*comm, config, in_group);
+    if (in_group || r != ncclSuccess) {
+      TakeOn(*comm, config, in_group);
+    } else {
+      TakeOnCreated(comm, config);
+    }
   }
   return r;
 }
@@ -158,7 +188,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankScalable(ncc
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRankScalable, comm, nranks, rank, nId, ids, config);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    TakeOn(*comm, config, in_group);
+    if (in_group || r != ncclSuccess) {
+      TakeOn(*comm, config, in_group);
+    } else {
+      TakeOnCreated(comm, config);
+    }
   }
   return r;
 }
@@ -179,9 +213,15 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
   Scope scope;
   const bool tuning = Tuning(scope);
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
-  ncclResult_t r = FORWARD(CommSplit, comm, color, key, newcomm, config);
+  ncclConfig_t scratch;
+  ncclConfig_t* child = tuning ? ChildConfig(comm, config, &scratch) : config;
+  ncclResult_t r = FORWARD(CommSplit, comm, color, key, newcomm, child);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    TakeOn(*newcomm, config, in_group);
+    if (in_group || r != ncclSuccess) {
+      TakeOn(*newcomm, child, in_group);
+    } else {
+      TakeOnCreated(newcomm, child);
+    }
   }
   return r;
 }
@@ -192,9 +232,15 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommShrink(ncclComm_t co
   Scope scope;
   const bool tuning = Tuning(scope);
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
-  ncclResult_t r = FORWARD(CommShrink, comm, exclude, nexclude, newcomm, config, flags);
+  ncclConfig_t scratch;
+  ncclConfig_t* child = tuning ? ChildConfig(comm, config, &scratch) : config;
+  ncclResult_t r = FORWARD(CommShrink, comm, exclude, nexclude, newcomm, child, flags);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    TakeOn(*newcomm, config, in_group);
+    if (in_group || r != ncclSuccess) {
+      TakeOn(*newcomm, child, in_group);
+    } else {
+      TakeOnCreated(newcomm, child);
+    }
   }
   return r;
 }

@@ -64,6 +64,15 @@ CommState* PluginBridge::Bound(PluginCtx* ctx) {
 void PluginBridge::GetCollInfo(void* vctx, int coll, size_t nbytes, int num_pipe_ops, float** table, int num_algo,
                                int num_proto, int* nchannels) {
   auto* ctx = static_cast<PluginCtx*>(vctx);
+  if (ThisThread().probe.active) {
+    // The channel probe: ring/LL where NCCL allows it (small chunks: every channel gets work), every channel.
+    float* t = reinterpret_cast<float*>(table);
+    if (kAlgoRing < num_algo && kProtoLL < num_proto && t[kAlgoRing * num_proto + kProtoLL] >= 0) {
+      t[kAlgoRing * num_proto + kProtoLL] = 0.0f;
+    }
+    *nchannels = kProbeChannels;
+    return;
+  }
   std::vector<InFlight>& inflight = ThisThread().inflight;
   if (ctx == nullptr || inflight.empty()) return;  // not a call ccltune issued on this thread
   CommState* bound = Bound(ctx);
@@ -117,6 +126,20 @@ void PluginBridge::GetCollInfo(void* vctx, int coll, size_t nbytes, int num_pipe
   if (c.channels > 0) {
     *nchannels = c.channels;
     f->channels_applied = c.channels;
+  } else if (c.IsDefault() && f->single && bound->baseline_channels() > 0) {
+    // NCCL's default on a communicator ccltune created with more channels: NCCL's own algorithm and protocol
+    // (its cost table does not change with the budget), on the channels NCCL would give it at its own budget.
+    // NCCL starts from the communicator's channels and takes fewer for a small message, so that is what it
+    // ran here untouched, at most the original count (read on the first call; untouched until then).
+    int own = 0;
+    {
+      std::lock_guard<std::mutex> lock(bound->mu);
+      if (auto it = bound->workloads.find(f->workload); it != bound->workloads.end()) own = it->second.own_channels;
+    }
+    if (own > 0) {
+      *nchannels = std::min(own, bound->baseline_channels());
+      f->channels_applied = *nchannels;
+    }
   }
   CCLTUNE_TRACE(kPlugin, "getCollInfo func %d bytes %d pipeOps %d -> %s", coll, static_cast<int64_t>(nbytes),
                 num_pipe_ops, c.ToString());
@@ -160,6 +183,10 @@ void PluginBridge::ProfilerFinalize(void* vctx) {
 
 void PluginBridge::ProfilerColl(void* vctx, int algo, int proto, int channels) {
   auto* ctx = static_cast<ProfilerCtx*>(vctx);
+  if (ChannelProbe& probe = ThisThread().probe; probe.active) {
+    probe.ran = std::max(probe.ran, channels);
+    return;
+  }
   std::vector<InFlight>& inflight = ThisThread().inflight;
   if (ctx == nullptr || inflight.empty()) return;  // launched off the calling thread (a graph's host callback)
   // The call in flight on this thread whose communicator's tuner context has the same hash.
@@ -183,7 +210,13 @@ void PluginBridge::ProfilerColl(void* vctx, int algo, int proto, int channels) {
   // collectives each report their own run: no one (asked, ran) pair for the group.
   if (auto it = cs.workloads.find(f->workload); f->single && it != cs.workloads.end()) {
     WorkloadSlot& w = it->second;
-    if (!(w.last_asked == f->config) || !(w.last_ran == ran) || !w.ran_known) {
+    // NCCL's default untouched on a raised communicator (a workload's first call): what it runs on all the
+    // channels. That is not the default ccltune runs from the next call on (GetCollInfo): told to the table
+    // and to a search (a size class's search may already run) as the default's run, it would show the wrong
+    // run and make NCCL's own pick on the raised channels a twin of the default, never tried.
+    const bool raised_default = cs.baseline_channels() > 0 && f->config.IsDefault() && f->channels_applied == 0;
+    if (raised_default && w.own_channels == 0) w.own_channels = channels;
+    if (!raised_default && (!(w.last_asked == f->config) || !(w.last_ran == ran) || !w.ran_known)) {
       w.last_asked = f->config;
       w.last_ran = ran;
       w.ran_known = true;

@@ -36,6 +36,8 @@ struct ProfilerCtx {
 
 class PluginBridge {
  public:
+  // The channels ccltune's channel probe asks for: NCCL's most (it runs the communicator's count).
+  static constexpr int kProbeChannels = 64;
   explicit PluginBridge(Runtime& rt) : rt_(rt) {}
 
   void* TunerInit(int abi, uint64_t comm_id, size_t nranks, size_t nnodes);

@@ -26,7 +26,10 @@ constexpr std::array<SettingSpec, 17> kSettings = {{
     {"CCLTUNE_IMPORT", SettingType::kString, "", "a file path",
      "read an export at start (leader rank only) and apply its configs without tuning"},
     {"CCLTUNE_CHANNEL_BUDGET", SettingType::kInt, "0", "0..64",
-     "channels searched, [1, budget]; 0: the communicator's maxCTAs, NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
+     "create each communicator with this many channels where NCCL gives it fewer (ncclConfig_t minCTAs/maxCTAs; "
+     "not where its config or NCCL's environment sets them), NCCL's default still run as on NCCL's own count; "
+     "channels searched [1, budget]. 0: NCCL's budget, channels searched up to the communicator's maxCTAs, "
+     "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
     {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "2", "2..65536", "fewest units between two sync ops"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
     {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",

@@ -631,6 +631,78 @@ TEST(Sim, DisableIsPassThrough) {
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
+// CCLTUNE_CHANNEL_BUDGET=8 on a machine where NCCL gives a communicator 4 channels (SIMNCCL_CHANNELS=4):
+// the communicator has 8 (a config forced on 8 channels runs on 8), and NCCL's default runs exactly as on
+// a communicator NCCL created on its own 4 (one whose config sets maxCTAs, which ccltune leaves alone):
+// the same algorithm, protocol and channels at every size, small messages on fewer. So does a split of
+// the raised communicator made without a config.
+TEST(Sim, RaisedChannelBudgetKeepsNcclsDefault) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STREQ(Env("CCLTUNE_CHANNEL_BUDGET"), "8");
+  ncclUniqueId id;
+  if (g_rank == 0) ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclConfig_t own = NCCL_CONFIG_INITIALIZER;
+  own.maxCTAs = 4;
+  ncclComm_t ref = nullptr;
+  ASSERT_EQ(ncclCommInitRankConfig(&ref, g_size, id, g_rank, &own), ncclSuccess);
+  ncclComm_t raised = MakeComm(MPI_COMM_WORLD);
+  ncclComm_t child = nullptr;
+  ASSERT_EQ(ncclCommSplit(raised, 0, g_rank, &child, nullptr), ncclSuccess);
+  const std::vector<ncclComm_t> comms = {ref, raised, child};
+  for (ncclComm_t c : comms) ASSERT_EQ(api().set_mode(c, ccltuneModeDefault, nullptr), ccltuneSuccess);
+  const size_t counts[] = {1 << 10, 1 << 14, 1 << 16, 1 << 18, 1 << 22};  // 4 KiB .. 16 MiB
+  for (size_t count : counts) {
+    for (ncclComm_t c : comms) Loop(c, count, 3);
+    const ccltuneConfig_t want = Stats(ref, 4, ncclFloat32, ncclSum, count * 4).lastRan;
+    ASSERT_GT(want.channels, 0) << "no channel truth";
+    EXPECT_LE(want.channels, 4);
+    for (ncclComm_t c : {raised, child}) {
+      const ccltuneConfig_t ran = Stats(c, 4, ncclFloat32, ncclSum, count * 4).lastRan;
+      EXPECT_EQ(ran.algorithm, want.algorithm) << count * 4 << " bytes";
+      EXPECT_EQ(ran.protocol, want.protocol) << count * 4 << " bytes";
+      EXPECT_EQ(ran.channels, want.channels) << count * 4 << " bytes";
+    }
+  }
+  // What the communicators have: 8 channels where raised, 4 where NCCL chose.
+  const ccltuneConfig_t ring8{1, 2, 8, 0};
+  const int want_channels[] = {4, 8, 8};
+  for (size_t i = 0; i < comms.size(); ++i) {
+    ASSERT_EQ(api().set_mode(comms[i], ccltuneModeForced, &ring8), ccltuneSuccess);
+    Loop(comms[i], 1 << 22, 2);
+    EXPECT_EQ(Stats(comms[i], 4, ncclFloat32, ncclSum, 16 << 20).lastRan.channels, want_channels[i]) << i;
+  }
+  CheckedAllReduce(raised, 1 << 18, g_size, g_rank);
+  CheckedAllReduce(child, 1 << 18, g_size, g_rank);
+  for (ncclComm_t c : {child, raised, ref}) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+}
+
+// On a raised communicator the search measures NCCL's own pick on the raised channels (the default runs it
+// on NCCL's original count): the space reaches the budget, and NCCL's default untouched on a workload's first
+// call, which runs that very config, is not taken for the default's run (it would make it the default's twin).
+TEST(Sim, RaisedChannelBudgetSearchesNcclsPickOnTheRaisedChannels) {
+  ASSERT_TRUE(api().present());
+  ASSERT_STREQ(Env("CCLTUNE_CHANNEL_BUDGET"), "8");
+  const std::string path = Env("CCLTUNE_TRACE");
+  ASSERT_FALSE(path.empty());
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  Loop(comm, 1 << 22, 300);
+  const ccltuneWorkloadStats_t st = Stats(comm, 4, ncclFloat32, ncclSum, 16 << 20);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  if (g_rank != 0) return;
+  static const char* const kAlgo[] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  static const char* const kProto[] = {"ll", "ll128", "simple"};
+  ASSERT_GE(st.ncclAlgorithm, 0);
+  ASSERT_GE(st.ncclProtocol, 0);
+  const std::string own = std::string(kAlgo[st.ncclAlgorithm]) + "/" + kProto[st.ncclProtocol] + "/nc8";
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  int measured = 0;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("," + own + ",") != std::string::npos) ++measured;
+  EXPECT_GT(measured, 0) << own << " was never measured";
+}
+
 // Used with the deliberately broken build (one rank applies updates one call late): the simulated
 // NCCL must abort the run. The test itself only tunes; the failure comes from the checker.
 TEST(Sim, PlantedLateApply) {

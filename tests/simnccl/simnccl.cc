@@ -368,6 +368,9 @@ struct ncclComm {
   Header* hdr = nullptr;
   size_t mapBytes = 0;
   int rank = 0, nranks = 0, budget = 24;
+  // The channels of NCCL's topology graphs (the machine's, capped by max): NCCL's cost model reads these,
+  // and a raised min (copies of channels) leaves them alone. `budget` is what the communicator runs.
+  int graphBudget = 24;
   uint64_t hash = 0, barrierGen = 0, seq = 0;
   uint64_t noiseKey = 0;  // rank 0's communicator ordinal: reproducible across runs, unlike the name
   int splitCount = 0;
@@ -531,6 +534,8 @@ ncclResult_t Attach(ncclComm** out, const std::string& name, int nranks, int ran
   if (auto v = std::getenv("NCCL_MAX_NCHANNELS")) maxC = std::atoi(v);
   if (config && config->minCTAs != NCCL_CONFIG_UNDEF_INT) minC = config->minCTAs;
   if (config && config->maxCTAs != NCCL_CONFIG_UNDEF_INT) maxC = config->maxCTAs;
+  if (maxC > 0) budget = std::min(budget, maxC);
+  comm->graphBudget = std::clamp(budget, 1, simnccl::kMaxChannels);
   if (minC > 0) budget = std::max(budget, std::min(minC, simnccl::kMaxChannels));
   if (maxC > 0) budget = std::min(budget, maxC);
   comm->budget = std::clamp(budget, 1, simnccl::kMaxChannels);
@@ -868,8 +873,11 @@ ncclResult_t Decide(ncclComm* comm, int coll, size_t nBytes, int numPipeOps, boo
   Runtime& rt = RT();
   const simnccl::Model& m = *rt.model;
   float table[simnccl::kNumAlgos][simnccl::kNumProtos], orig[simnccl::kNumAlgos][simnccl::kNumProtos];
-  m.CostTable(coll, nBytes, comm->nranks, comm->budget, table);
-  simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->budget);
+  // NCCL's cost model works on its topology graphs, which a raised channel minimum leaves as they are
+  // (graph/tuning.cc: bandwidth = the graph's channels x per-channel bandwidth; minCTAs copies channels of
+  // the communicator only): a raised budget changes the channels NCCL starts from, not its algorithm/protocol.
+  m.CostTable(coll, nBytes, comm->nranks, comm->graphBudget, table);
+  simnccl::Config def = m.DefaultConfig(coll, nBytes, comm->nranks, comm->graphBudget);
   // NCCL_ALGO / NCCL_PROTO: what they leave out costs -1, and NCCL's own pick is the cheapest of the rest.
   bool limited = false;
   for (int a = 0; a < simnccl::kNumAlgos; a++)
