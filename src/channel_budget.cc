@@ -14,10 +14,11 @@
 // untouched on C1, B0) channels (PluginBridge::GetCollInfo), which is what it runs on C0.
 //
 // Every rank of a communicator takes the same path when they all have the same setting (as with NCCL's own
-// environment); what a rank alone could find out (a failed probe, no channel truth) is agreed on first.
-#include <algorithm>
+// environment); what a rank alone could find out (a failed probe, no channel truth) is agreed on first. A rank
+// that cannot allocate the probe's 4 MiB or a stream at creation takes part in neither all-reduce, and its
+// peers wait in the probe, as they would in NCCL's own init on a rank out of memory.
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "src/comm_lifecycle.hpp"
