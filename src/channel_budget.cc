@@ -48,11 +48,7 @@ std::string CommLifecycle::WhyNotRaise(const ncclConfig_t* user) const {
   for (const char* env : {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"}) {
     if (EnvSet(env)) return absl::StrFormat("%s is set", env);
   }
-  const char* blocking = getenv("NCCL_COMM_BLOCKING");
-  const bool nonblocking = (user != nullptr && user->blocking != NCCL_CONFIG_UNDEF_INT)
-                               ? user->blocking == 0
-                               : (blocking && atoi(blocking) == 0);
-  if (nonblocking) return "non-blocking communicator";
+  if (!Blocking(user)) return "non-blocking communicator";
   if (Real().CommSplit == nullptr || Real().CommDestroy == nullptr || Real().AllReduce == nullptr) {
     return "this NCCL has no ncclCommSplit";
   }

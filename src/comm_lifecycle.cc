@@ -43,6 +43,11 @@ config_table::WorkloadState StateOf(const coordinator::WorkloadUpdate& u, bool i
 
 }  // namespace
 
+bool CommLifecycle::Blocking(const ncclConfig_t* config) {
+  if (config != nullptr && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking != 0;
+  return EnvInt("NCCL_COMM_BLOCKING", 1) != 0;
+}
+
 config_table::Fingerprint CommLifecycle::FingerprintOf(const CommState& cs) const {
   config_table::Fingerprint fp;
   executor::Device* dev = rt_.device();
@@ -76,8 +81,7 @@ void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, b
   if (budget == 0) budget = EnvInt("NCCL_MAX_CTAS", EnvInt("NCCL_MAX_NCHANNELS", 32));
   o.channel_budget = std::clamp(budget, 1, 64);
 
-  bool blocking = EnvInt("NCCL_COMM_BLOCKING", 1) != 0;
-  if (config != nullptr && config->blocking != NCCL_CONFIG_UNDEF_INT) blocking = config->blocking != 0;
+  const bool blocking = Blocking(config);
   executor::Device* device = rt_.device();
   if (multi_gpu_thread) {
     o.passthrough = true;

@@ -33,6 +33,8 @@ class CommLifecycle {
 
  private:
   void SetUp(CommState& cs);
+  // Whether a communicator created with `config` (nullptr: none) is blocking: its config, else NCCL_COMM_BLOCKING.
+  static bool Blocking(const ncclConfig_t* config);
   // Why a communicator created from `user` keeps NCCL's budget ("" if it may be raised).
   std::string WhyNotRaise(const ncclConfig_t* user) const;
   // The channels NCCL gave `comm`, agreed by its ranks (0 where any rank could not read them).

@@ -34,22 +34,18 @@ CallDesc Desc(Coll c, ncclDataType_t dt, int op, size_t count) {
   return CallDesc{c, static_cast<int>(dt), op, static_cast<uint64_t>(count) * DtypeSize(static_cast<int>(dt))};
 }
 
-// A communicator just created: to the lifecycle now, or, when created inside a user group (NCCL
-// initializes it at the group's end), at the outermost ncclGroupEnd of this thread.
-void TakeOn(ncclComm_t comm, const ncclConfig_t* config, bool in_group) {
+// A communicator just created from `config` (nullptr: none), NCCL's result `r`: when created inside a user
+// group (NCCL initializes it at the group's end), to the lifecycle at the outermost ncclGroupEnd of this
+// thread; a non-blocking one still in progress, to the lifecycle as it is (it passes through); otherwise
+// raised to CCLTUNE_CHANNEL_BUDGET's channels where that applies (*comm is then the raised one) and taken on.
+void TakeOn(ncclComm_t* comm, const ncclConfig_t* config, bool in_group, ncclResult_t r) {
   if (in_group) {
-    Runtime::Get().calls().CreatedInUserGroup(comm, config);
-  } else {
-    Runtime::Get().lifecycle().OnCommCreated(comm, config, /*multi_gpu_thread=*/false);
+    Runtime::Get().calls().CreatedInUserGroup(*comm, config);
+    return;
   }
-}
-
-// A blocking communicator just created outside a group, from `user` (nullptr: no config): raised to
-// CCLTUNE_CHANNEL_BUDGET's channels where that applies (*comm is then the raised one), and taken on.
-void TakeOnCreated(ncclComm_t* comm, const ncclConfig_t* user) {
   int baseline = 0;
-  *comm = Runtime::Get().lifecycle().RaiseBudget(*comm, user, &baseline);
-  Runtime::Get().lifecycle().OnCommCreated(*comm, user, /*multi_gpu_thread=*/false, baseline);
+  if (r == ncclSuccess) *comm = Runtime::Get().lifecycle().RaiseBudget(*comm, config, &baseline);
+  Runtime::Get().lifecycle().OnCommCreated(*comm, config, /*multi_gpu_thread=*/false, baseline);
 }
 
 // The config a child of `parent` is created with: where ccltune raised the parent and the user gives the
@@ -152,13 +148,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t*
   const bool tuning = Tuning(scope);
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRank, comm, nranks, id, rank);
-  if (tuning && r == ncclSuccess && comm != nullptr) {
-    if (in_group) {
-      TakeOn(*comm, nullptr, true);
-    } else {
-      TakeOnCreated(comm, nullptr);
-    }
-  }
+  if (tuning && r == ncclSuccess && comm != nullptr) TakeOn(comm, nullptr, in_group, r);
   return r;
 }
 
@@ -171,11 +161,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(ncclC
   ncclResult_t r = FORWARD(CommInitRankConfig, comm, nranks, id, rank, config);
   // A non-blocking init returns ncclInProgress: the communicator is passed through (see OnCommCreated).
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    if (in_group || r != ncclSuccess) {
-      TakeOn(*comm, config, in_group);
-    } else {
-      TakeOnCreated(comm, config);
-    }
+    TakeOn(comm, config, in_group, r);
   }
   return r;
 }
@@ -188,11 +174,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankScalable(ncc
   const bool in_group = tuning && Runtime::Get().calls().InUserGroup();
   ncclResult_t r = FORWARD(CommInitRankScalable, comm, nranks, rank, nId, ids, config);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && comm != nullptr) {
-    if (in_group || r != ncclSuccess) {
-      TakeOn(*comm, config, in_group);
-    } else {
-      TakeOnCreated(comm, config);
-    }
+    TakeOn(comm, config, in_group, r);
   }
   return r;
 }
@@ -217,11 +199,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
   ncclConfig_t* child = tuning ? ChildConfig(comm, config, &scratch) : config;
   ncclResult_t r = FORWARD(CommSplit, comm, color, key, newcomm, child);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    if (in_group || r != ncclSuccess) {
-      TakeOn(*newcomm, child, in_group);
-    } else {
-      TakeOnCreated(newcomm, child);
-    }
+    TakeOn(newcomm, child, in_group, r);
   }
   return r;
 }
@@ -236,11 +214,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommShrink(ncclComm_t co
   ncclConfig_t* child = tuning ? ChildConfig(comm, config, &scratch) : config;
   ncclResult_t r = FORWARD(CommShrink, comm, exclude, nexclude, newcomm, child, flags);
   if (tuning && (r == ncclSuccess || r == ncclInProgress) && newcomm != nullptr && *newcomm != nullptr) {
-    if (in_group || r != ncclSuccess) {
-      TakeOn(*newcomm, child, in_group);
-    } else {
-      TakeOnCreated(newcomm, child);
-    }
+    TakeOn(newcomm, child, in_group, r);
   }
   return r;
 }
