@@ -1,6 +1,9 @@
 // Stage 5, the decision: the race's winner replaces NCCL's default only when its time relative to the
 // default measured next to it is significantly below 1. The test is one-sided at kDecideZ standard
-// errors of the relative estimate (both sides' sampling error), and never below options.min_gain.
+// errors of the relative estimate (both sides' sampling error), and never below options.min_gain. The
+// noise is measured on log(time) (SampleStore::Noise), so the standard errors are of log(relative) and
+// the bounds are ratios: at 36% noise a config at half the default's time is 0.69 below it in log, not
+// 0.5 (a linear bound at 2.4 standard errors kept such configs on the default on fourteen samples).
 #include <algorithm>
 #include <cmath>
 
@@ -13,11 +16,12 @@ Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, 
   Verdict v;
   v.relative = winner.IsDefault() ? 1.0 : store.Relative(winner, since);
   if (picked > 0 && !winner.IsDefault() && store.Count(winner, since) > 0) {
-    v.relative += picked * 1.25 * std::max(store.Noise(), 0.03) / std::sqrt(store.Count(winner, since));
+    v.relative += picked * store.OwnStdErr(winner, 0.03, since);
   }
   // A floor on the noise: two or three samples can agree by chance.
   const double se = store.RelativeStdErr(winner, 0.03, since);
-  v.required = 1 - std::max(min_gain, z * se);
+  auto bound = [&](double sd) { return std::min(1 - min_gain, std::exp(-sd)); };
+  v.required = bound(z * se);
   v.switch_to_winner = !winner.IsDefault() && std::isfinite(v.relative) && v.relative < v.required;
   // Undecided while the estimate shows a gain above min_gain / 2, or a gain of kWorthGain is still within
   // kPlausibleZ standard errors of it: two or three samples reading at the default's level do not rule out

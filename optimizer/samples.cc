@@ -216,6 +216,12 @@ double SampleStore::RelativeStdErr(const Config& effective, double floor, int64_
   return 1.25 * sigma * std::sqrt(1.0 / n + 1.0 / nd);
 }
 
+double SampleStore::OwnStdErr(const Config& effective, double floor, int64_t since) const {
+  const int n = Count(effective, since);
+  if (n == 0) return kInf;
+  return 1.25 * std::max(Noise(), floor) / std::sqrt(static_cast<double>(n));
+}
+
 void SampleStore::Clear() {
   samples_.clear();
   default_by_stream_.clear();

@@ -196,12 +196,9 @@ struct Search::Impl {
   // first by a pessimistic estimate, Relative() plus one standard error of its own samples (a config ahead
   // on few samples is more likely lucky than fast).
   std::vector<Config> FinalOrder() const {
-    const double sigma = std::max(store.Noise(), 0.03);
     std::vector<std::pair<double, Config>> ranked;
-    for (const Config& c : arms) {
-      const int n = store.Count(c);
-      if (n >= 4) ranked.emplace_back(store.Relative(c) + 1.25 * sigma / std::sqrt(static_cast<double>(n)), c);
-    }
+    for (const Config& c : arms)
+      if (store.Count(c) >= 4) ranked.emplace_back(store.Relative(c) + store.OwnStdErr(c, 0.03), c);
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Config> out;
     for (const auto& [v, c] : ranked) out.push_back(c);

@@ -83,6 +83,10 @@ class SampleStore {
   // samples and the default samples their references came from (shared by neighbouring samples, so
   // their error does not average out over the config's samples).
   double RelativeStdErr(const Config& effective, double floor, int64_t since = 0) const;
+  // The part of it that is the config's own samples' (without the default's): how far an arm picked as
+  // the best of several on these samples may owe its estimate to luck. Both are errors of log(Relative):
+  // Noise() is measured on log(time).
+  double OwnStdErr(const Config& effective, double floor, int64_t since = 0) const;
 
   void Clear();
   static constexpr int kLocal = 5;

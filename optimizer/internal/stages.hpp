@@ -53,8 +53,9 @@ std::optional<Config> Challenger(const std::vector<Config>& arms, const Config& 
 std::vector<Config> Neighbours(const Config& winner, const SearchSpace& space, const SampleStore& store);
 
 // decide.cc: whether `winner` replaces NCCL's default: its time relative to the default measured next
-// to it must be below 1 - max(min_gain, kDecideZ * standard error). Undecided while the estimate shows
-// a gain above min_gain / 2 that is not yet significant (the caller may sample both sides more).
+// to it must be below min(1 - min_gain, exp(-kDecideZ * standard error)), the error being that of
+// log(relative) (the noise is measured on log(time)). Undecided while the estimate shows a gain above
+// min_gain / 2 that is not yet significant (the caller may sample both sides more).
 inline constexpr double kDecideZ = 2.4;
 inline constexpr double kFutileSlack = 1.5;
 inline constexpr double kPlausibleZ = 1.0;
@@ -75,7 +76,8 @@ struct Verdict {
 // `cap`: fresh samples of the winner the caller would take at most (0: no limit, never futile).
 // `picked`: for a winner picked as the best of several on these very samples, its estimate is moved up by
 // this many standard errors of its own samples first (the winner's curse; the default's error is common
-// to every arm and not part of it).
+// to every arm and not part of it), added to the ratio: below 1 that is more than the factor exp(error)
+// the log scale would give, which kept the false switches on a flat landscape where they were.
 Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ,
                int cap = 0, double picked = 0);
 

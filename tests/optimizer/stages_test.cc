@@ -240,6 +240,24 @@ TEST(Decide, SwitchesOnlyOnASignificantGain) {
   EXPECT_FALSE(Decide(kDef, store(0.5, 0.02, 8), 0.02).switch_to_winner);  // the default is no switch
 }
 
+// The noise is a spread of log(time), so the bound is a ratio: exp(-z se), not 1 - z se. Under heavy noise
+// (the simulated training loop's 64 KiB rows read 36-67%) they differ by far: a config at half the
+// default's time on fourteen samples a side clears the first and not the second.
+TEST(Decide, TheBoundIsARatioOfTheLogNoise) {
+  const Config a = C(kAlgoRing, kProtoLL, 4);
+  const SampleStore st = Alternating(a, 0.5, 0.2, 14);
+  const double se = st.RelativeStdErr(a, 0.03);
+  ASSERT_GT(kDecideZ * se, 0.4) << "heavy noise";
+  const Verdict v = Decide(a, st, 0.02);
+  EXPECT_DOUBLE_EQ(v.required, std::exp(-kDecideZ * se));
+  EXPECT_GT(v.relative, 1 - kDecideZ * se);  // short of a linear bound
+  EXPECT_TRUE(v.switch_to_winner) << v.relative << " vs " << v.required;
+  // Near 1 the two agree: a small error leaves the bound where it was.
+  const SampleStore quiet = Alternating(a, 0.9, 0.02, 8);
+  const double qse = quiet.RelativeStdErr(a, 0.03);
+  EXPECT_NEAR(Decide(a, quiet, 0.02).required, 1 - kDecideZ * qse, 0.005);
+}
+
 TEST(Decide, StopsWhenTheCapCouldNotDecideEither) {
   const Config a = C(kAlgoRing, kProtoLL, 4);
   auto store = [&](double rel, double spread, int n) { return Alternating(a, rel, spread, n); };
