@@ -26,13 +26,14 @@ Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, 
   // Undecided while the estimate shows a gain above min_gain / 2, or a gain of kWorthGain is still within
   // kPlausibleZ standard errors of it: two or three samples reading at the default's level do not rule out
   // a 13% gain under 7% noise (simulated testbed noise, all-reduce 1 MiB ring/simple/nc1).
-  v.undecided = !v.switch_to_winner && !winner.IsDefault() && std::isfinite(v.relative) &&
-                (v.relative < 1 - min_gain / 2 || v.relative - kPlausibleZ * se < 1 - std::max(min_gain, kWorthGain));
+  v.undecided =
+      !v.switch_to_winner && !winner.IsDefault() && std::isfinite(v.relative) &&
+      (v.relative < 1 - min_gain / 2 || v.relative * std::exp(-kPlausibleZ * se) < 1 - std::max(min_gain, kWorthGain));
   const int n = winner.IsDefault() ? 0 : store.Count(winner, since);
   if (v.undecided && cap > n && n > 0) {
     // The error shrinks as 1/sqrt(samples): what the cap's samples would have to clear.
-    const double required_at_cap = 1 - std::max(min_gain, z * se * std::sqrt(static_cast<double>(n) / cap));
-    if (v.relative - kFutileSlack * se > required_at_cap) v.undecided = false;
+    const double required_at_cap = bound(z * se * std::sqrt(static_cast<double>(n) / cap));
+    if (v.relative * std::exp(-kFutileSlack * se) > required_at_cap) v.undecided = false;
   }
   return v;
 }

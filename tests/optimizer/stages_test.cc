@@ -261,11 +261,11 @@ TEST(Decide, TheBoundIsARatioOfTheLogNoise) {
 TEST(Decide, StopsWhenTheCapCouldNotDecideEither) {
   const Config a = C(kAlgoRing, kProtoLL, 4);
   auto store = [&](double rel, double spread, int n) { return Alternating(a, rel, spread, n); };
-  // 8 samples a side under 15% noise: the standard error is about 0.28, a switch needs about 0.33.
+  // 8 samples a side under 15% noise: the standard error is about 0.28, a switch needs about exp(-0.67) = 0.51.
   const SampleStore small_gain = store(0.97, 0.15, 8), larger_gain = store(0.90, 0.15, 8);
   ASSERT_TRUE(Decide(a, small_gain, 0.02).undecided);  // no cap: sample on
-  // At 16 samples the error would be about 0.20 and the switch need about 0.52; 0.97 less 1.5 errors is
-  // 0.55: futile. 0.90 less 1.5 errors is 0.48: worth sampling on.
+  // At 16 samples the error would be about 0.20 and the switch need about exp(-0.48) = 0.62; 0.97 less 1.5
+  // errors (a factor exp(-0.42)) is 0.64: futile. 0.90 less 1.5 errors is 0.59: worth sampling on.
   EXPECT_FALSE(Decide(a, small_gain, 0.02, 0, kDecideZ, 16).undecided);
   EXPECT_FALSE(Decide(a, small_gain, 0.02, 0, kDecideZ, 16).switch_to_winner);
   EXPECT_TRUE(Decide(a, larger_gain, 0.02, 0, kDecideZ, 16).undecided);
