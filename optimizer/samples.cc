@@ -179,6 +179,9 @@ double SampleStore::Noise() const {
   // median absolute deviation over all configs, scaled to a Gaussian sigma.
   // The default's own raw samples carry the slow periods that normalising removes from the others':
   // they count only while no other config has repeated samples.
+  // Kept until the samples change: every standard error reads it (the race's, once per arm, each time it
+  // picks an entry; the final choice's, once per arm).
+  if (noise_cache_.first == version_ + 1) return noise_cache_.second;
   std::vector<double> dev, dev_default;
   for (const auto& [k, v] : samples_) {
     const Config c = ConfigOf(k);
@@ -193,8 +196,9 @@ double SampleStore::Noise() const {
     for (double y : x) (c.IsDefault() ? dev_default : dev).push_back(std::fabs(std::log(y / m)));
   }
   if (dev.size() < 4) dev.insert(dev.end(), dev_default.begin(), dev_default.end());
-  if (dev.size() < 4) return 0;
-  return Median(std::move(dev)) * 1.4826;
+  const double sigma = dev.size() < 4 ? 0 : Median(std::move(dev)) * 1.4826;
+  noise_cache_ = {version_ + 1, sigma};
+  return sigma;
 }
 
 double SampleStore::RelativeStdErr(const Config& effective, double floor, int64_t since) const {

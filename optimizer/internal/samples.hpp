@@ -98,13 +98,14 @@ class SampleStore {
   void IndexDefaults();  // rebuilds default_by_stream_ from samples_
   std::map<ConfigKey, std::vector<Sample>> samples_;
   std::map<int, std::vector<Sample>> default_by_stream_;  // the default's samples per stream, in arrival order
-  // Relative() results until the samples change (the search asks for the same ones many times).
+  // Relative() and Noise() results until the samples change (the search asks for the same ones many times).
   uint64_t version_ = 0;
   uint64_t truth_version_ = 0;
   mutable std::map<std::pair<ConfigKey, int64_t>, std::pair<uint64_t, double>> relative_cache_;
-  std::map<ConfigKey, Config> ran_;                 // asked -> what NCCL ran
-  std::map<std::pair<int, int>, int> ceiling_;      // subspace -> channels NCCL runs at most
-  std::map<std::pair<int, int>, int> known_up_to_;  // subspace -> largest channel count asked with a known run
+  mutable std::pair<uint64_t, double> noise_cache_{0, 0};  // Noise() at version_ + 1 (0: none yet)
+  std::map<ConfigKey, Config> ran_;                        // asked -> what NCCL ran
+  std::map<std::pair<int, int>, int> ceiling_;             // subspace -> channels NCCL runs at most
+  std::map<std::pair<int, int>, int> known_up_to_;         // subspace -> largest channel count asked with a known run
   std::optional<Config> default_ran_;
   int64_t next_index_ = 0;
   int max_channels_ = 0;
