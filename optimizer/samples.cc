@@ -92,6 +92,9 @@ int SampleStore::Ceiling(int algo, int proto) const {
 
 bool SampleStore::ChannelsKnown(int algo, int proto, int channels) const {
   if (Ceiling(algo, proto) > 0) return true;
+  // NCCL's default runs this subspace on that many channels: fewer or as many exist for it.
+  if (default_ran_ && default_ran_->algo == algo && default_ran_->proto == proto && channels <= default_ran_->channels)
+    return true;
   auto it = known_up_to_.find({algo, proto});
   return it != known_up_to_.end() && channels <= it->second;
 }

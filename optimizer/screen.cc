@@ -55,7 +55,16 @@ std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, 
     } else if (rank >= kFullScreen && pts.size() > 2) {
       pts = {pts.front(), pts[pts.size() / 2]};
     }
-    if (space.channel_truth && ceiling == 0 && !store.ChannelsKnown(a, p, pts.front())) pts.resize(1);
+    if (space.channel_truth && ceiling == 0 && !store.ChannelsKnown(a, p, pts.front())) {
+      // The points below the largest wait for NCCL's run of it (they may alias), except one channel: NCCL's
+      // default ran on two or more, so the communicator has them and one channel is not what the largest
+      // runs as (no recorded landscape has a subspace that ran a larger count on one channel). On the
+      // testbed's two channels this screens every point in the first schedule instead of a round trip later.
+      const std::optional<Config>& d = store.DefaultRan();
+      const bool one = pts.size() > 1 && pts.back() == 1 && d && d->channels >= 2;
+      pts.resize(1);
+      if (one) pts.push_back(1);
+    }
     points.push_back(std::move(pts));
   }
   for (size_t rank = 0;; ++rank) {

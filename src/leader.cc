@@ -163,6 +163,9 @@ void Leader::EnsureSearch(Work& w) {
     ss.chunk_max[p] = p == kProtoSimple ? (1 << 20) : grain[p] * 1024;
   }
   c->search.emplace(ss, o_.search, PriorFor(*c));
+  // NCCL's default ran before the search existed and is reported only when its run changes: the search
+  // learns it here (the communicator's channels show in it before any candidate runs).
+  if (ss.channel_truth && w.default_ran) c->search->NoteRan(Config{}, *w.default_ran);
 }
 
 void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call,
@@ -239,8 +242,10 @@ void Leader::OnRan(uint64_t workload, const Config& asked, const Config& ran) {
   if (ran.HasSubspace()) connected_.insert({ran.algo, ran.proto});
   auto it = work_.find(workload);
   if (it == work_.end()) return;
-  if (it->second.key.grouped || it->second.key.calls.size() != 1) return;  // see EnsureSearch
-  Class* c = ClassOf(it->second);
+  Work& w = it->second;
+  if (asked.IsDefault() && ran.HasSubspace()) w.default_ran = ran;
+  if (w.key.grouped || w.key.calls.size() != 1) return;  // see EnsureSearch
+  Class* c = ClassOf(w);
   if (c != nullptr && c->search.has_value()) c->search->NoteRan(asked, ran);
 }
 

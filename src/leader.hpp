@@ -124,6 +124,9 @@ class Leader {
     bool back_to_back = false;
     uint64_t last_timed_unit = 0;
     Config last_entry;
+    // What NCCL ran for its default, as reported before its class's search started (the report comes once,
+    // at the first call): handed to the search when it starts.
+    std::optional<Config> default_ran;
   };
   struct Class {
     SizeClass bounds;

@@ -53,7 +53,8 @@ class SampleStore {
   // Largest channel count NCCL runs for the subspace (0: not known yet).
   int Ceiling(int algo, int proto) const;
   // True once NCCL's run of some config of the subspace was reported (its ceiling question answered
-  // for configs up to the channels asked then).
+  // for configs up to the channels asked then), and for `channels` up to what NCCL's default runs the
+  // subspace on.
   bool ChannelsKnown(int algo, int proto, int channels) const;
 
   // A sample of a call that asked for `asked`, run by `stream` (stored under Effective(asked); twins

@@ -28,7 +28,8 @@ inline constexpr size_t kHalfScreen = 2;
 // subspaces the prior ranks low: kFullScreen, kHalfScreen), at most
 // options.max_screen, as NCCL would run them (store.Effective), never twice, never a twin of NCCL's
 // default. With channel truth (space.channel_truth), the points below a subspace's largest are listed
-// only once NCCL's run of that largest point is known, so no two screened configs alias.
+// only once NCCL's run of that largest point is known (or NCCL's default runs the subspace on that many),
+// so no two screened configs alias; one channel is listed at once when NCCL's default ran on two or more.
 std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, const Prior& prior,
                               const SampleStore& store);
 

@@ -217,6 +217,9 @@ DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const
   };
   std::deque<Flying> flying;
   Config waiting;
+  // The workload's first call ran NCCL's default before its search started: the leader hands what NCCL ran
+  // for it to the search as it starts.
+  if (o.channel_truth) s.NoteRan(Config{}, ran(Config{}));
   for (int64_t t = 0; t < o.max_calls; ++t) {
     if (s.state() == State::kConverged) {
       res.converged = true;

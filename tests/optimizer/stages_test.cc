@@ -60,22 +60,32 @@ TEST(Screen, HintsFirstThenLargestPointOfEverySubspace) {
 }
 
 // With channel truth, a subspace's lower points wait until NCCL's run of its largest is known, and are
-// then spread over the channels NCCL really uses; twins of the default are never screened.
+// then spread over the channels NCCL really uses; twins of the default are never screened. One channel
+// does not wait once NCCL's default ran on two or more (the largest cannot run as one).
 TEST(Screen, ChannelTruthGatesAndShrinksTheRange) {
   SearchSpace s = Space(8, {{kAlgoRing, kProtoSimple}, {kAlgoRing, kProtoLL}});
   s.channel_truth = true;
   SampleStore st;
-  st.NoteRan(kDef, C(kAlgoRing, kProtoSimple, 2));  // NCCL's default runs ring/simple on 2 channels
+  // Nothing known of the communicator: the largest points only.
   EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
             (std::vector<Config>{C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoLL, 8)}));
+  st.NoteRan(kDef, C(kAlgoRing, kProtoSimple, 2));  // NCCL's default runs ring/simple on 2 channels
+  EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
+            (std::vector<Config>{C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoLL, 8),
+                                 C(kAlgoRing, kProtoSimple, 1), C(kAlgoRing, kProtoLL, 1)}));
   st.NoteRan(C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoSimple, 2));  // only 2 channels exist
   // ring/simple/nc2 is the default's twin now: ring/simple has nc1 left; ring/LL is still unknown.
   EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
-            (std::vector<Config>{C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoSimple, 1)}));
+            (std::vector<Config>{C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoSimple, 1), C(kAlgoRing, kProtoLL, 1)}));
   st.NoteRan(C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoLL, 8));  // honoured: all 8 exist
   EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, st),
             (std::vector<Config>{C(kAlgoRing, kProtoLL, 8), C(kAlgoRing, kProtoSimple, 1), C(kAlgoRing, kProtoLL, 3),
                                  C(kAlgoRing, kProtoLL, 1)}));
+  // A default on one channel says nothing of the others: one channel could be what the largest runs as.
+  SampleStore one;
+  one.NoteRan(kDef, C(kAlgoRing, kProtoSimple, 1));
+  EXPECT_EQ(ScreenSet(s, Options{}, Prior{}, one),
+            (std::vector<Config>{C(kAlgoRing, kProtoSimple, 8), C(kAlgoRing, kProtoLL, 8)}));
 }
 
 TEST(Samples, ChannelTruthMergesAliasesAndLearnsCeilings) {

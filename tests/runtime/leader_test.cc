@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
 namespace ccltune {
 namespace {
@@ -301,6 +302,35 @@ TEST(Leader, CostTableSeenBeforeTheFirstCountedUnitStillStartsTheSearch) {
   const coordinator::LeaderMessage m = leader.Build(book);
   ASSERT_EQ(m.updates.size(), 1u);
   EXPECT_GT(m.updates[0].entries.size(), 1u);
+}
+
+// NCCL's run of its default is reported once, at the workload's first call, before its class's search exists
+// (the runtime reports a run only when it changes): the leader keeps it and hands it to the search as it
+// starts. The first schedule then screens one channel beside the largest point of a subspace (NCCL's default
+// runs on more than one, so one cannot be what the largest runs as), and the default's own subspace below
+// its channel count (those exist); without the default's run only the largest points could be asked.
+TEST(Leader, TheDefaultsRunReportedBeforeTheSearchStartedReachesIt) {
+  Leader leader(Opts());
+  coordinator::ScheduleBook book;
+  const WorkloadKey k = Key(1 << 20);
+  SubspaceSet ring;
+  ring.valid_mask = (1u << (kAlgoRing * kNumProtos + kProtoSimple)) | (1u << (kAlgoRing * kNumProtos + kProtoLL));
+  ring.nccl_algo = kAlgoRing;
+  ring.nccl_proto = kProtoSimple;
+  leader.OnUnit(k.Hash(), k);
+  leader.OnSpace(k.Hash(), ring, Costs());
+  leader.OnRan(k.Hash(), Config{}, Config{kAlgoRing, kProtoSimple, 24, 0});
+  EXPECT_TRUE(leader.Build(book).updates.empty());  // one call: not searched yet
+  leader.OnUnit(k.Hash(), k);                       // the search starts; NCCL's run is the same, not reported
+  const coordinator::LeaderMessage m = leader.Build(book);
+  ASSERT_EQ(m.updates.size(), 1u);
+  std::set<std::string> asked;
+  for (const coordinator::ScheduleEntry& e : m.updates[0].entries)
+    if (e.calls > 0 && !e.config.IsDefault()) asked.insert(e.config.ToString());
+  EXPECT_TRUE(asked.count("ring/ll/nc24")) << "the largest point of ring/LL";
+  EXPECT_TRUE(asked.count("ring/ll/nc1")) << "one channel beside it";
+  EXPECT_TRUE(asked.count("ring/simple/nc8")) << "the default's subspace below its 24 channels";
+  EXPECT_FALSE(asked.count("ring/simple/nc24")) << "NCCL's default itself";
 }
 
 // A call seen once (a set-up broadcast, a one-off all-reduce) is never searched, so it never shows as
