@@ -124,8 +124,8 @@ class Leader {
     bool back_to_back = false;
     uint64_t last_timed_unit = 0;
     Config last_entry;
-    // What NCCL ran for its default, as reported before its class's search started (the report comes once,
-    // at the first call): handed to the search when it starts.
+    // What NCCL last reported running for its default (a run is reported when it changes, so the first report
+    // comes at the workload's first call, before its class's search exists): handed to the search as it starts.
     std::optional<Config> default_ran;
   };
   struct Class {
