@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <mpi.h>
 #include <nccl.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -468,6 +470,32 @@ static void ModeHang(ncclComm_t comm) {
   if (gRank != gSize - 1) NCCLOK(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr));
 }
 
+// A stalled process is not a hang: rank 0 waits in an all-reduce for its peers, is stopped (SIGSTOP, as a paused
+// or starved machine would stop it) for longer than the hang timeout (SIMNCCL_TIMEOUT_S, 3 s in the test), then
+// continued, and the peers join 0.3 s later. It ran about 0.8 s of its wait, so the all-reduce must complete without
+// the HANG message (the peers do not wait: they enter after the stall, together).
+static void ModeStall(ncclComm_t comm) {
+  constexpr int kStoppedS = 6;
+  const char* timeout = std::getenv("SIMNCCL_TIMEOUT_S");
+  CHECK(timeout && std::atof(timeout) < kStoppedS, "SIMNCCL_TIMEOUT_S must be below %d s", kStoppedS);
+  int pid0 = gRank == 0 ? static_cast<int>(getpid()) : 0;
+  MPI_Bcast(&pid0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Comm peers;
+  MPI_Comm_split(MPI_COMM_WORLD, gRank == 0 ? 0 : 1, gRank, &peers);
+  std::vector<float> a(1000, 1), b(1000);
+  if (gRank == 1) {
+    usleep(500000);  // rank 0 is in the all-reduce's wait by now
+    CHECK(kill(pid0, SIGSTOP) == 0, "SIGSTOP rank 0");
+    sleep(kStoppedS);
+    CHECK(kill(pid0, SIGCONT) == 0, "SIGCONT rank 0");
+    usleep(300000);  // rank 0 checks its wait time (every ~32 ms) before the peers let it through
+  }
+  if (gRank != 0) MPI_Barrier(peers);
+  NCCLOK(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr));
+  CHECK(b[0] == gSize && b[999] == gSize, "all-reduce result %g", b[0]);
+  MPI_Comm_free(&peers);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
@@ -496,6 +524,8 @@ int main(int argc, char** argv) {
     ModeMismatch(comm);
   else if (mode == "hang")
     ModeHang(comm);
+  else if (mode == "stall")
+    ModeStall(comm);
   else
     CHECK(false, "unknown mode %s", mode.c_str());
   MPI_Barrier(MPI_COMM_WORLD);

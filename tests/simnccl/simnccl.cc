@@ -400,8 +400,14 @@ void Ring(Header* h) {
 // change on another segment is still seen soon); exits loudly on abort or timeout (never hangs silently).
 // A change is always made before the bell rings, and a waiter reads the bell before its last look at
 // pred(), so a wake-up cannot be lost.
+// The timeout counts the time this process spent waiting, not the wall clock: a check comes every 16
+// sleeps (about 32 ms), so a longer gap between two checks is time the process did not run (a stalled or
+// paused machine) and counts as kMaxCheckGapS. A peer that stopped is still reported after the timeout.
 void WaitFor(ncclComm* comm, uint64_t op, const std::function<bool()>& pred) {
-  auto start = std::chrono::steady_clock::now();
+  constexpr double kMaxCheckGapS = 1.0;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_check = start;
+  double waited = 0;  // seconds, each gap between checks clipped to kMaxCheckGapS
   Header* h = comm->hdr;
   for (long spins = 0;; spins++) {
     if (pred()) return;
@@ -423,10 +429,13 @@ void WaitFor(ncclComm* comm, uint64_t op, const std::function<bool()>& pred) {
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->bell), FUTEX_WAIT, seen, &ts, nullptr, 0);
     h->sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if ((spins & 15) == 0) {
-      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto now = std::chrono::steady_clock::now();
+      waited += std::min(kMaxCheckGapS, std::chrono::duration<double>(now - last_check).count());
+      last_check = now;
       if (waited > RT().env.timeoutS) {
-        std::fprintf(stderr, "simnccl: HANG rank %d comm %s op %llu waited %.0f s\n", comm->rank, comm->name.c_str(),
-                     (unsigned long long)op, waited);
+        std::fprintf(stderr, "simnccl: HANG rank %d comm %s op %llu waited %.0f s (%.0f s of wall time)\n", comm->rank,
+                     comm->name.c_str(), (unsigned long long)op, waited,
+                     std::chrono::duration<double>(now - start).count());
         std::fflush(stderr);
         comm->hdr->abortCode.store(4);
         Ring(comm->hdr);
