@@ -2,6 +2,7 @@
 // their noise, many seeds, and prints per row and per collective what it found against the recorded
 // oracle. For looking at the search's behaviour; tests/optimizer/replay_test.cc checks the targets.
 // usage: optimizer-replay PREFIX [recorded|drift] [seeds] [latency] [lookahead]
+// Env: REPLAY_TIMING_MIN, REPLAY_MIN_GAIN_PCT, REPLAY_DESCRIBE=coll/bytes, REPLAY_TAIL=calls (see below).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,7 +44,11 @@ int main(int argc, char** argv) {
     double sum_tuned = 0, worst_row = 0, sum_calls = 0;
     std::map<std::string, int> picks;
     for (int seed = 1; seed <= seeds; ++seed) {
-      Search s(SpaceOf(row, d.channel_truth), Options{});
+      Options options;
+      // REPLAY_MIN_GAIN_PCT=N: the search's min_gain (CCLTUNE_MIN_GAIN_PCT in a job), default 2.
+      if (const char* gain = std::getenv("REPLAY_MIN_GAIN_PCT"); gain != nullptr)
+        options.min_gain = std::atof(gain) / 100;
+      Search s(SpaceOf(row, d.channel_truth), options);
       Replay r(row, mode, static_cast<uint64_t>(seed) * 7919 + row.bytes, drift,
                std::getenv("REPLAY_TIMING_MIN") != nullptr ? OverRanks::kMin : OverRanks::kMax);
       DriveResult res = Drive(s, r, d);

@@ -1,16 +1,14 @@
 """Unit tests of bench/search_tally.py: the tally of several compare,oracle runs against issue 12's bars.
 Standard-library Python only; exit 77 (skipped under CTest) when the script cannot be imported."""
-import io
-import json
 import math
 import os
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
 
-REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(REPO, "bench"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_script_testing import REPO, run_main, write_results  # noqa: E402  (also puts bench/ on the path)
+
 try:
     import search_tally
 except ImportError as e:  # pragma: no cover
@@ -25,15 +23,7 @@ def row(coll, nbytes, default, tuned, oracle, calls, config=None):
 
 
 def run(argv):
-    out = io.StringIO()
-    old = sys.argv
-    sys.argv = ["search_tally.py"] + argv
-    try:
-        with redirect_stdout(out):
-            rc = search_tally.main()
-    finally:
-        sys.argv = old
-    return rc, out.getvalue()
+    return run_main(search_tally, argv)
 
 
 class Tally(unittest.TestCase):
@@ -45,12 +35,7 @@ class Tally(unittest.TestCase):
         b = [row("allgather", 1 << 20, 100.0, 90.0, 81.0, 60),
              row("allgather", 4 << 20, 100.0, 95.0, 95.0, 30),
              row("allreduce", 1 << 20, 100.0, 100.0, 100.0, 10)]
-        self.files = []
-        for name, rows in (("a.json", a), ("b.json", b)):
-            path = os.path.join(self.dir.name, name)
-            with open(path, "w") as f:
-                json.dump({"results": rows}, f)
-            self.files.append(path)
+        self.files = write_results(self.dir.name, (("a.json", a), ("b.json", b)))
 
     def tearDown(self):
         self.dir.cleanup()
@@ -79,9 +64,8 @@ class Tally(unittest.TestCase):
         self.assertNotIn("t/d 2.", out)
 
     def test_a_file_without_oracle_rows_is_an_error(self):
-        path = os.path.join(self.dir.name, "empty.json")
-        with open(path, "w") as f:
-            json.dump({"results": [{"collective": "allreduce", "bytes": 1, "tuned_us": 1.0}]}, f)
+        no_oracle = [{"collective": "allreduce", "bytes": 1, "tuned_us": 1.0}]
+        path, = write_results(self.dir.name, [("empty.json", no_oracle)])
         rc, _ = run([path])
         self.assertEqual(rc, 1)
 

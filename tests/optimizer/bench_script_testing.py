@@ -1,0 +1,34 @@
+"""Shared by the unit tests of the bench/ scripts: run a script's main() with arguments and capture what it
+prints; write `ccltune-bench --json`-shaped result files. Standard-library Python only."""
+import io
+import json
+import os
+import sys
+from contextlib import redirect_stdout
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+
+def run_main(module, argv):
+    """module.main() with sys.argv = [script] + argv: (its return value, what it printed)."""
+    out = io.StringIO()
+    old = sys.argv
+    sys.argv = [module.__name__ + ".py"] + argv
+    try:
+        with redirect_stdout(out):
+            rc = module.main()
+    finally:
+        sys.argv = old
+    return rc, out.getvalue()
+
+
+def write_results(directory, runs):
+    """One file per (name, rows) of `runs`, {"results": rows} as the bench writes it: the paths, in order."""
+    paths = []
+    for name, rows in runs:
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            json.dump({"results": rows}, f)
+        paths.append(path)
+    return paths
