@@ -82,8 +82,8 @@ def main():
         head = geomean(p["head"])
         two, one = geomean(p["two"]), geomean(p["one"])
         calls = sum(p["calls"]) / len(p["calls"]) if p["calls"] else float("nan")
-        cells = "".join(" %.3f, %.2f |" % (geomean(v), share(geomean(v), head)) for v in p["runs"])
-        print("| %s | %.3f | %.3f, %.2f | %.3f, %.2f | %.0f |%s" % (coll, head, two, share(two, head), one,
+        cells = "".join(" %.3f, %.3f |" % (geomean(v), share(geomean(v), head)) for v in p["runs"])
+        print("| %s | %.3f | %.3f, %.3f | %.3f, %.3f | %.0f |%s" % (coll, head, two, share(two, head), one,
                                                                  share(one, head), calls, cells))
 
 

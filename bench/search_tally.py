@@ -58,7 +58,7 @@ def shares(rows):
 
 
 def fmt_shares(s):
-    return " ".join("%s %.2f" % (k, v) for k, v in s.items())
+    return " ".join("%s %.3f" % (k, v) for k, v in s.items())  # three places: the bar is 0.85, and 0.8476 is below it
 
 
 def main():

@@ -88,7 +88,7 @@ def score(runs, keep_default_below):
                 shares[coll] = log_tuned / log_oracle
         ok = not misses and all(s >= SHARE_BAR for s in shares.values())
         met += ok
-        share_text = " / ".join(f"{shares[c]:.2f}" if c in shares else "-" for c in COLLECTIVES)
+        share_text = " / ".join(f"{shares[c]:.3f}" if c in shares else "-" for c in COLLECTIVES)
         verdict = "  meets" if ok else ""
         lines.append(f"  {name}: share {share_text}{verdict}" + "".join("; " + m for m in misses))
     return met, lines

@@ -56,7 +56,7 @@ class Tally(unittest.TestCase):
         _, out = run(self.files)
         gain = math.log(100 / 80) + math.log(100 / 100) + math.log(100 / 90) + math.log(100 / 95)
         room = math.log(100 / 80) + math.log(100 / 90) + math.log(100 / 81) + math.log(100 / 95)
-        self.assertIn("allgather %.2f" % (gain / room), out.split("share of the headroom (pooled rows):")[1])
+        self.assertIn("allgather %.3f" % (gain / room), out.split("share of the headroom (pooled rows):")[1])
 
     def test_uses_the_one_communicator_figure(self):
         # tuned_us (two communicators) is twice tuned_same_comm_us here: only the latter may count.

@@ -48,15 +48,15 @@ class Ceiling(unittest.TestCase):
         self.assertIn("3 runs with oracle candidates", out)  # old.json has none
         no_margin, margin = out.split("gain exceeds 0%:")[1].split("gain exceeds 3%:")
         # No margin: a and b each see the other two runs' ring/simple/nc1 below the default (0.983, 0.972) and
-        # take it; a's share is log(100/90) / log(100/80) = 0.47 (tree/simple/nc2 was its oracle), b's 1.00;
+        # take it; a's share is log(100/90) / log(100/80) = 0.472 (tree/simple/nc2 was its oracle), b's 1.00;
         # c takes it from a and b (0.91) and reads 1.05 of the default, past the row bar (c has no headroom: no share).
         self.assertIn("1 of 3 runs meet", no_margin)
-        self.assertIn("a.json: share 0.47 / - / -\n", no_margin)
-        self.assertIn("b.json: share 1.00 / - / -  meets", no_margin)
+        self.assertIn("a.json: share 0.472 / - / -\n", no_margin)
+        self.assertIn("b.json: share 1.000 / - / -  meets", no_margin)
         self.assertIn("c.json: share - / - / -; allreduce 1048576 ring/simple/nc1 t/d 1.050", no_margin)
         # A 3% margin: a's and b's pooled gains (1.7%, 2.8%) keep the default (share 0); c's (9%) does not.
         self.assertIn("0 of 3 runs meet", margin)
-        self.assertIn("b.json: share 0.00 / - / -\n", margin)
+        self.assertIn("b.json: share 0.000 / - / -\n", margin)
         self.assertIn("c.json: share - / - / -; allreduce 1048576 ring/simple/nc1 t/d 1.050", margin)
 
     def test_per_row_summary_over_all_runs(self):
