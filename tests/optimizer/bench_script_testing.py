@@ -1,5 +1,6 @@
 """Shared by the unit tests of the bench/ scripts: run a script's main() with arguments and capture what it
 prints; write `ccltune-bench --json`-shaped result files. Standard-library Python only."""
+import importlib
 import io
 import json
 import os
@@ -8,6 +9,15 @@ from contextlib import redirect_stdout
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(REPO, "bench"))
+
+
+def import_script(name):
+    """bench/NAME.py as a module; exit 77 (skipped under CTest) when it cannot be imported."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:  # pragma: no cover
+        print(f"{name}_test: skipped: {e}")
+        sys.exit(77)
 
 
 def run_main(module, argv):

@@ -183,7 +183,16 @@ double Replay::Sample(const Config& asked, int64_t t) {
   if (rc == nullptr) return 0;  // not in the landscape: no sample
   const std::vector<double>& us = over_ == OverRanks::kMin ? rc->min_us : rc->max_us;
   std::uniform_int_distribution<size_t> pick(0, us.size() - 1);
-  const size_t i = pick(rng_);
+  size_t i = pick(rng_);
+  if (mode_ == NoiseMode::kSequential) {
+    // The recorded calls of a block are stored in call order, the blocks one after another: continue the
+    // stretch while the same config runs and its block has calls left, else start at a random call.
+    if (rc == run_config_ && run_next_ < us.size() && rc->block[run_next_] == rc->block[run_next_ - 1]) {
+      i = run_next_;
+    }
+    run_config_ = rc;
+    run_next_ = i + 1;
+  }
   if (mode_ == NoiseMode::kRecorded) return us[i];
   // kDrift: the sample's deviation from its own block's median, at the config's overall level, times
   // the slow-period factor of this stretch of calls.

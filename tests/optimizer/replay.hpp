@@ -8,7 +8,12 @@
 //    but no common slow periods across configs;
 //  - kDrift: the config's recorded within-block spread, times a slow-period factor shared by every config
 //    and changing every kDriftBlock calls, drawn from the recorded default's block medians (all rows of
-//    the file): slow periods that cover stretches of calls, as seen on the testbed.
+//    the file): slow periods that cover stretches of calls, as seen on the testbed;
+//  - kSequential: as kDrift, but consecutive calls of one config read consecutive recorded calls of one of
+//    its blocks (a random block and start at every switch of config, the next block when one runs out),
+//    so a stretch of calls keeps the serial correlation measured inside the recorded blocks (testbed: the
+//    difference of two adjacent 6-call means varies 5.6x what independent calls give); kRecorded and
+//    kDrift draw every call independently.
 // Truth (what the tuned result is judged by): the median of the config's recorded per-call maximum over
 // ranks (the file's table); a config NCCL runs exactly as its default counts as the default.
 #pragma once
@@ -47,7 +52,7 @@ struct RecordedRow {
 // Loads PREFIX.samples and PREFIX.txt's alias lines. Aborts the test (ADD_FAILURE + empty) on errors.
 std::vector<RecordedRow> LoadRecorded(const std::string& prefix);
 
-enum class NoiseMode { kRecorded, kDrift };
+enum class NoiseMode { kRecorded, kDrift, kSequential };
 inline constexpr int kDriftBlock = 12;
 
 // Which per-call statistic over ranks the search is fed (ccltune's sync payload carries both).
@@ -69,6 +74,9 @@ class Replay {
   int64_t drift_block_ = -1;
   double drift_now_ = 1;
   OverRanks over_;
+  // kSequential: the config of the last call and where its stretch stands in the recorded calls.
+  const RecordedConfig* run_config_ = nullptr;
+  size_t run_next_ = 0;  // index into the config's calls of the next one to read
 };
 
 // The default's block medians over the row's median, every row of the file: the slow-period factors.

@@ -1,7 +1,7 @@
 // optimizer-replay: runs the search on every row of recorded landscapes (tests/data/landscapes) with
 // their noise, many seeds, and prints per row and per collective what it found against the recorded
 // oracle. For looking at the search's behaviour; tests/optimizer/replay_test.cc checks the targets.
-// usage: optimizer-replay PREFIX [recorded|drift] [seeds] [latency] [lookahead]
+// usage: optimizer-replay PREFIX [recorded|drift|sequential] [seeds] [latency] [lookahead]
 // Env: REPLAY_TIMING_MIN, REPLAY_MIN_GAIN_PCT, REPLAY_DESCRIBE=coll/bytes, REPLAY_TAIL=calls (see below).
 #include <gtest/gtest.h>
 
@@ -21,11 +21,14 @@ using namespace ccltune::optimizer::testing;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PREFIX [recorded|drift] [seeds] [latency] [lookahead]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s PREFIX [recorded|drift|sequential] [seeds] [latency] [lookahead]\n", argv[0]);
     return 2;
   }
   const std::string prefix = argv[1];
-  const NoiseMode mode = argc > 2 && std::string(argv[2]) == "drift" ? NoiseMode::kDrift : NoiseMode::kRecorded;
+  const std::string mode_name = argc > 2 ? argv[2] : "recorded";
+  const NoiseMode mode = mode_name == "drift"        ? NoiseMode::kDrift
+                         : mode_name == "sequential" ? NoiseMode::kSequential
+                                                     : NoiseMode::kRecorded;
   const int seeds = argc > 3 ? std::atoi(argv[3]) : 20;
   DriveOptions d;
   if (argc > 4) d.latency = std::atoi(argv[4]);

@@ -1,10 +1,10 @@
-// The search against landscapes recorded on real NCCL (tests/data/landscapes: the one-GPU testbed, 4 and
-// 8 ranks, 2 and 8 channels; two NVLink H100s, 24 channels, calls of 10-80 us), replayed with their measured noise
-// (replay.hpp: the recorded samples themselves, or the recorded spread under slow periods shared by every config) and
-// judged by the recorded truth. Targets, per file and noise mode over 20 seeds of every row: per collective, the share
-// of the headroom captured, log(default/tuned) / log(default/oracle) of the geometric means, at least kMinShare; tuned
-// slower than the default by more than 2% in at most 5% of runs; mean calls to converge (every call of the workload
-// until it converged, pipeline waits included) within kMaxMeanCalls.
+// The search against landscapes recorded on real NCCL (tests/data/landscapes: the one-GPU testbed, 4 and 8 ranks, 2 and
+// 8 channels; two NVLink H100s, 24 channels, calls of 10-80 us), replayed with their measured noise (replay.hpp: the
+// recorded samples themselves, or the recorded spread under slow periods shared by every config, drawn call by call or
+// in stretches of consecutive recorded calls) and judged by the recorded truth. Targets, per file and noise mode over
+// 20 seeds of every row: per collective, the share of the headroom captured, log(default/tuned) / log(default/oracle)
+// of the geometric means, at least kMinShare; tuned slower than the default by more than 2% in at most 5% of runs; mean
+// calls to converge (every call of the workload until it converged, pipeline waits included) within kMaxMeanCalls.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +18,18 @@ namespace {
 
 constexpr int kSeeds = 20;
 constexpr double kMinHeadroom = 1.02;
+
+const char* ModeName(NoiseMode m) {
+  switch (m) {
+    case NoiseMode::kRecorded:
+      return "recorded";
+    case NoiseMode::kDrift:
+      return "drift";
+    case NoiseMode::kSequential:
+      return "sequential";
+  }
+  return "?";
+}
 
 struct ReplayCase {
   const char* file;
@@ -59,8 +71,7 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
   }
   for (const auto& [coll, a] : per_coll) {
     const double share = (a.d - a.t) / (a.d - a.o);
-    std::printf("[ replay ] %-16s %-8s %-14s share %.2f\n", rc.file,
-                rc.mode == NoiseMode::kRecorded ? "recorded" : "drift", coll.c_str(), share);
+    std::printf("[ replay ] %-16s %-10s %-14s share %.2f\n", rc.file, ModeName(rc.mode), coll.c_str(), share);
     // A share of a headroom under kMinHeadroom is noise: there the guard is only that the search does not
     // lose to the default (the count of slower runs below, and the geomean).
     if (std::exp((a.d - a.o) / a.n) >= kMinHeadroom) {
@@ -69,8 +80,8 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
       EXPECT_GE(a.d - a.t, -0.005 * a.n) << coll;
     }
   }
-  std::printf("[ replay ] %-16s %-8s mean calls %.1f, slower than default by >2%%: %d of %d runs\n", rc.file,
-              rc.mode == NoiseMode::kRecorded ? "recorded" : "drift", calls / runs, slower, runs);
+  std::printf("[ replay ] %-16s %-10s mean calls %.1f, slower than default by >2%%: %d of %d runs\n", rc.file,
+              ModeName(rc.mode), calls / runs, slower, runs);
   EXPECT_LE(calls / runs, rc.max_mean_calls);
   EXPECT_LE(slower, runs / 20);
 }
@@ -82,6 +93,11 @@ INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
                                            ReplayCase{"testbed-4r", NoiseMode::kDrift, 0.88, 42},
                                            ReplayCase{"testbed-8r", NoiseMode::kRecorded, 0.76, 43},
                                            ReplayCase{"testbed-8r", NoiseMode::kDrift, 0.80, 42},
+                                           // Serial correlation as recorded (the testbed's is 5.6x independent
+                                           // calls' for 6-call means): the same guards as under drift.
+                                           ReplayCase{"testbed-4r", NoiseMode::kSequential, 0.88, 42},
+                                           ReplayCase{"testbed-8r", NoiseMode::kSequential, 0.80, 42},
+                                           ReplayCase{"nvlink4-h100", NoiseMode::kSequential, 0.50, 60},
                                            ReplayCase{"testbed-4r-min8", NoiseMode::kRecorded, 0.85, 80},
                                            ReplayCase{"testbed-4r-min8", NoiseMode::kDrift, 0.85, 80},
                                            ReplayCase{"nvlink2-h100", NoiseMode::kRecorded, 0.38, 66},
@@ -92,8 +108,42 @@ INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
                            std::string n = i.param.file;
                            for (char& c : n)
                              if (c == '-') c = '_';
-                           return n + (i.param.mode == NoiseMode::kRecorded ? "_recorded" : "_drift");
+                           return n + "_" + ModeName(i.param.mode);
                          });
+
+// kSequential: consecutive calls of one config read consecutive recorded calls of one block, at the
+// config's level (each call over its block's median, times the config's median); a switch of config, or the
+// end of a block, starts a new stretch. Block 0 of the candidate is 1, 2, 3, 5 (median 2.5), block 1 is 6, 7,
+// 9, 10 (median 8), all eight have median 5.5: a stretch reads on from where it starts in 2.2, 4.4, 6.6, 11
+// or in 4.125, 4.8125, 6.1875, 6.875.
+TEST(ReplaySequential, ReadsAStretchOfOneBlockInCallOrder) {
+  RecordedRow row;
+  row.coll = "all_reduce";
+  row.bytes = 1 << 20;
+  row.configs.resize(2);
+  row.configs[0].max_us = row.configs[0].min_us = {10, 10, 10};
+  row.configs[0].block = {0, 0, 0};
+  const Config ring1{kAlgoRing, kProtoSimple, 1, 0};
+  row.configs[1].config = ring1;
+  row.configs[1].max_us = row.configs[1].min_us = {1, 2, 3, 5, 6, 7, 9, 10};
+  row.configs[1].block = {0, 0, 0, 0, 1, 1, 1, 1};
+  const std::vector<std::vector<double>> stretches = {{2.2, 4.4, 6.6, 11}, {4.125, 4.8125, 6.1875, 6.875}};
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Replay r(row, NoiseMode::kSequential, seed, {});
+    int64_t t = 0;
+    for (int stretch = 0; stretch < 3; ++stretch) {
+      // Where the stretch starts is random; from there it follows the block to its end.
+      const double first = r.Sample(ring1, t++);
+      int b = -1, k = -1;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 4; ++j)
+          if (std::fabs(first - stretches[i][j]) < 1e-9) b = i, k = j;
+      ASSERT_GE(b, 0) << "seed " << seed << ": " << first;
+      for (int j = k + 1; j < 4; ++j) EXPECT_NEAR(r.Sample(ring1, t++), stretches[b][j], 1e-9) << "seed " << seed;
+      EXPECT_DOUBLE_EQ(r.Sample(Config{}, t++), 10);  // a switch: the next stretch starts anew
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ccltune::optimizer::testing

@@ -7,13 +7,9 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_script_testing import REPO, run_main, write_results  # noqa: E402  (also puts bench/ on the path)
+from bench_script_testing import REPO, import_script, run_main, write_results  # noqa: E402  (also puts bench/ on the path)
 
-try:
-    import search_tally
-except ImportError as e:  # pragma: no cover
-    print(f"search_tally_test: skipped: {e}")
-    sys.exit(77)
+search_tally = import_script("search_tally")
 
 
 def row(coll, nbytes, default, tuned, oracle, calls, config=None):
