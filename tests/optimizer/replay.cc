@@ -169,6 +169,24 @@ std::vector<double> DriftFactors(const std::vector<RecordedRow>& rows) {
   return out;
 }
 
+const char* NoiseModeName(NoiseMode mode) {
+  switch (mode) {
+    case NoiseMode::kRecorded:
+      return "recorded";
+    case NoiseMode::kDrift:
+      return "drift";
+    case NoiseMode::kSequential:
+      return "sequential";
+  }
+  return "?";
+}
+
+NoiseMode ParseNoiseMode(const std::string& name) {
+  for (NoiseMode m : {NoiseMode::kDrift, NoiseMode::kSequential})
+    if (name == NoiseModeName(m)) return m;
+  return NoiseMode::kRecorded;
+}
+
 Replay::Replay(const RecordedRow& row, NoiseMode mode, uint64_t seed, std::vector<double> drift, OverRanks over)
     : row_(row), mode_(mode), rng_(seed), drift_(std::move(drift)), over_(over) {}
 

@@ -54,6 +54,10 @@ std::vector<RecordedRow> LoadRecorded(const std::string& prefix);
 
 enum class NoiseMode { kRecorded, kDrift, kSequential };
 inline constexpr int kDriftBlock = 12;
+// "recorded", "drift", "sequential": the names optimizer-replay takes and the tests print.
+const char* NoiseModeName(NoiseMode mode);
+// The mode of that name; kRecorded for any other.
+NoiseMode ParseNoiseMode(const std::string& name);
 
 // Which per-call statistic over ranks the search is fed (ccltune's sync payload carries both).
 enum class OverRanks { kMin, kMax };

@@ -25,10 +25,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string prefix = argv[1];
-  const std::string mode_name = argc > 2 ? argv[2] : "recorded";
-  const NoiseMode mode = mode_name == "drift"        ? NoiseMode::kDrift
-                         : mode_name == "sequential" ? NoiseMode::kSequential
-                                                     : NoiseMode::kRecorded;
+  const NoiseMode mode = argc > 2 ? ParseNoiseMode(argv[2]) : NoiseMode::kRecorded;
   const int seeds = argc > 3 ? std::atoi(argv[3]) : 20;
   DriveOptions d;
   if (argc > 4) d.latency = std::atoi(argv[4]);

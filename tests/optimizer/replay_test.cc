@@ -19,18 +19,6 @@ namespace {
 constexpr int kSeeds = 20;
 constexpr double kMinHeadroom = 1.02;
 
-const char* ModeName(NoiseMode m) {
-  switch (m) {
-    case NoiseMode::kRecorded:
-      return "recorded";
-    case NoiseMode::kDrift:
-      return "drift";
-    case NoiseMode::kSequential:
-      return "sequential";
-  }
-  return "?";
-}
-
 struct ReplayCase {
   const char* file;
   NoiseMode mode;
@@ -71,7 +59,7 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
   }
   for (const auto& [coll, a] : per_coll) {
     const double share = (a.d - a.t) / (a.d - a.o);
-    std::printf("[ replay ] %-16s %-10s %-14s share %.2f\n", rc.file, ModeName(rc.mode), coll.c_str(), share);
+    std::printf("[ replay ] %-16s %-10s %-14s share %.2f\n", rc.file, NoiseModeName(rc.mode), coll.c_str(), share);
     // A share of a headroom under kMinHeadroom is noise: there the guard is only that the search does not
     // lose to the default (the count of slower runs below, and the geomean).
     if (std::exp((a.d - a.o) / a.n) >= kMinHeadroom) {
@@ -81,7 +69,7 @@ TEST_P(Replayed, CapturesTheHeadroomQuicklyAndNeverLosesToTheDefault) {
     }
   }
   std::printf("[ replay ] %-16s %-10s mean calls %.1f, slower than default by >2%%: %d of %d runs\n", rc.file,
-              ModeName(rc.mode), calls / runs, slower, runs);
+              NoiseModeName(rc.mode), calls / runs, slower, runs);
   EXPECT_LE(calls / runs, rc.max_mean_calls);
   EXPECT_LE(slower, runs / 20);
 }
@@ -108,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
                            std::string n = i.param.file;
                            for (char& c : n)
                              if (c == '-') c = '_';
-                           return n + "_" + ModeName(i.param.mode);
+                           return n + "_" + NoiseModeName(i.param.mode);
                          });
 
 // kSequential: consecutive calls of one config read consecutive recorded calls of one block, at the
