@@ -102,16 +102,17 @@ uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 
 // The floor (one iteration, at least min_units, a multiple of the period) always wins over max_units:
 // an interval shorter than an iteration is what could make the host wait deadlock.
-uint64_t IntervalPolicy::Next(uint64_t period, bool searching) {
+uint64_t IntervalPolicy::Next(uint64_t period, bool searching, uint64_t cap) {
   const uint64_t floor =
       period == 0 ? std::max<uint64_t>(o_.unknown_period_units, 1) : RoundUp(std::max(o_.min_units, period), period);
   uint64_t next = floor;
   if (!searching && last_ != 0) {
     const uint64_t doubled = last_ > std::numeric_limits<uint64_t>::max() / 2 ? last_ : 2 * last_;
-    next = std::max(floor, std::min(doubled, o_.max_units));
+    const uint64_t top = cap > 0 ? std::min(cap, o_.max_units) : o_.max_units;
+    next = std::max(floor, std::min(doubled, top));
     if (period != 0 && next > floor) {
       next = RoundUp(next, period);  // the period may have changed since last_
-      if (next > o_.max_units) next = std::max(floor, o_.max_units / period * period);
+      if (next > top) next = std::max(floor, top / period * period);
     }
   }
   last_ = next;

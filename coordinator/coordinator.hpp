@@ -226,8 +226,9 @@ class IterationDetector {
 };
 
 // Leader side: how long the next interval is. At least one iteration (a multiple of the period),
-// at least `min_units`; doubles while everything is converged, up to `max_units`; back to short
-// while something is searched.
+// at least `min_units`; doubles while everything is converged, up to `max_units` (and up to `cap`, when
+// not 0: a converged workload's guard is still checking, and its probes come and go at syncs); back to
+// short while something is searched.
 struct IntervalOptions {
   uint64_t min_units = 8;
   uint64_t max_units = 1 << 16;
@@ -236,7 +237,7 @@ struct IntervalOptions {
 class IntervalPolicy {
  public:
   explicit IntervalPolicy(IntervalOptions o = {}) : o_(o) {}
-  uint64_t Next(uint64_t period, bool searching);
+  uint64_t Next(uint64_t period, bool searching, uint64_t cap = 0);
 
  private:
   IntervalOptions o_;

@@ -50,9 +50,14 @@ struct Options {
   int max_screen = 24;
   // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
   // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
-  // two consecutive windows, re-opens the search.
+  // two consecutive windows, re-opens the search (with the guard and a config other than the default: the
+  // guard judges it against the default, from a fresh window).
   int monitor_window = 8;
   double drift_ratio = 0.15;
+  // Converged on a config other than NCCL's default, the search asks for a call of the default now and then
+  // and re-opens when the incumbent reads significantly slower than it, or its edge over it shrank by more
+  // than drift_ratio (Stats::probes, demoted, shifted, rechecks).
+  bool guard = true;
 };
 
 // Where the search starts: configs to try first (an imported result, the winner of a neighbouring
@@ -70,7 +75,7 @@ struct Candidate {
 
 enum class State {
   kSearching,  // Next() has candidates, or samples are still awaited
-  kConverged,  // incumbent() is final until drift re-opens the search
+  kConverged,  // incumbent() is final until drift, or the guard's probes of the default, re-open the search
 };
 
 struct Stats {
@@ -83,6 +88,16 @@ struct Stats {
   int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
   int early = 0;            // switched to the leader before the sample budget was used up
   int reopened = 0;
+  // After convergence on a config other than NCCL's default, the search asks for a call of the default now
+  // and then (Next() while converged) and judges the incumbent against those (the guard): `probes` asked
+  // for; re-openings (counted in `reopened` too) because the incumbent read significantly slower than the
+  // default (`demoted`), or its edge over the default shrank by more than drift_ratio from what the search
+  // had measured (`shifted`); `rechecks`: a drift of the incumbent's own time handed to the guard (a fresh
+  // first window) instead of re-opening the search.
+  int probes = 0;
+  int demoted = 0;
+  int shifted = 0;
+  int rechecks = 0;
   // Converged on a config other than the default: its time over that of the default measured beside it
   // while searching (each sample against the default samples nearest to it); 0 where not measured.
   double incumbent_relative = 0;
@@ -96,9 +111,15 @@ class Search {
   Search& operator=(Search&&) noexcept;
 
   State state() const;
+  // Converged on a config other than NCCL's default, and no window of the guard's probes of the default has
+  // confirmed the gain yet (4 windows at most): a caller whose syncs space out while all is converged keeps them at
+  // most a few dozen calls apart meanwhile (its probes are shipped and come back at syncs).
+  bool checking() const;
   // The next entries to run, at most `max_candidates`, in order. Callable at any time, also while
   // samples of earlier entries are still awaited (the caller keeps a schedule ahead of the calls);
-  // empty when nothing is worth running before more samples arrive, or when converged.
+  // empty when nothing is worth running before more samples arrive. Once converged on a config other than
+  // NCCL's default, now and then one call of the default (the guard's probe, see Stats::probes): the caller
+  // runs it before the incumbent and delivers its sample; the search stays converged.
   // `stream`: which of the workloads sharing this search runs them (sizes of one size class differ, so
   // each workload's samples are compared with its own default's, and each gets its own default samples).
   std::vector<Candidate> Next(int max_candidates, int stream = 0);

@@ -64,6 +64,22 @@ constexpr double kSuspectRatio = 1.5;
 constexpr double kSecondLook = 0.10;
 constexpr int kMinLook = 3;
 constexpr double kLookSigmas = 2.5;
+// The guard after convergence on a config other than NCCL's default: one call of the default is asked for
+// every `every` monitoring samples of the incumbent (kProbeEvery at first, doubling up to kProbeEveryMax
+// each time a window confirms the gain), and every kGuardProbes probes (and at least twice as many
+// incumbent samples) the window's incumbent samples, each against the default probes nearest to it, are
+// judged at kGuardZ standard errors: significantly slower than the default, or an edge over it shrunk by
+// more than drift_ratio from what the search measured, re-opens the search. A decision can be taken on a
+// stretch where NCCL's default ran slow and the winner did not (real NCCL on the testbed, run 60: all-reduce 4 MiB
+// tree/simple/nc2 read 1.13x faster than a default at 4741 us while searching, and was 1.42x slower than the default at
+// 3280 us afterwards); the monitoring of the incumbent against its own first window never sees that.
+constexpr int kProbeEvery = 2;
+constexpr int kProbeEveryMax = 64;
+constexpr int kGuardProbes = 8;
+// The caller keeps its syncs close (Search::checking) until a window confirmed the gain, for this many windows
+// at most (a config about as fast as the default is neither confirmed nor re-opened).
+constexpr int kCheckWindows = 4;
+constexpr double kGuardZ = 2.0;
 
 }  // namespace
 
@@ -91,6 +107,7 @@ struct Search::Impl {
   std::map<int, int> since_default;  // per stream: entries since its last default sample
   Config incumbent;
   double incumbent_us = 0;
+  double converged_relative = 0;  // the incumbent's time over the default's as the search measured it (0: unknown)
   Stats stats;
   Config last_leader;
   int generation = 0;  // counts the re-openings (entries asked for before one are worth nothing)
@@ -188,8 +205,11 @@ struct Search::Impl {
     incumbent = c;
     const double v = store.Absolute(c);
     incumbent_us = std::isfinite(v) ? v : 0;
+    const double r = c.IsDefault() ? 0 : store.Relative(c);
+    converged_relative = std::isfinite(r) && r > 0 ? r : 0;
     watch.clear();
     pending.clear();
+    ResetGuard();
   }
 
   // The final choice when the budget ran out: the arms with 4 samples or more (else the leader), best
@@ -367,6 +387,10 @@ struct Search::Impl {
 
   std::vector<Candidate> Next(int max_candidates, int stream) {
     std::vector<Candidate> out;
+    if (stage == Stage::kDone) {
+      if (max_candidates > 0 && Probe(stream)) out.push_back(Candidate{Config{}, 1});
+      return out;
+    }
     Advance();
     while (static_cast<int>(out.size()) < max_candidates && stage != Stage::kDone) {
       std::optional<Config> c = PickNext(stream);
@@ -385,7 +409,14 @@ struct Search::Impl {
   void AddSample(const Config& asked, double us, int stream, bool requested) {
     if (!(us > 0) || !std::isfinite(us)) return;
     if (stage == Stage::kDone) {
-      if (KeyFor(asked) == KeyFor(incumbent)) Monitor(us, stream);
+      if (!incumbent.IsDefault() && asked.IsDefault()) {
+        if (opt.guard) GuardProbe(us, stream);
+        return;
+      }
+      if (KeyFor(asked) == KeyFor(incumbent)) {
+        Monitor(us, stream);
+        if (stage == Stage::kDone) GuardSample(us, stream);
+      }
       return;
     }
     if (requested) Unawait(asked);
@@ -415,14 +446,108 @@ struct Search::Impl {
       return;
     }
     if (std::fabs(m / w.baseline - 1) > opt.drift_ratio) {
-      if (++w.strikes >= 2) Reopen();
+      if (++w.strikes < 2) return;
+      // With the guard, a drift of a config other than the default is judged against the default: a slow
+      // period of the machine slows both (real NCCL on the testbed: all-reduce 64 KiB on tree/simple/nc2,
+      // 1.6x faster than the default, read two windows 22-26% above its first and re-opened the search
+      // 3000 calls after it converged). The guard looks again from a fresh first window, and the new level
+      // is the baseline from here on.
+      if (!opt.guard || incumbent.IsDefault()) return Reopen();
+      w.strikes = 0;
+      w.baseline = m;
+      Recheck();
     } else {
       w.strikes = 0;
     }
   }
 
+  // The guard (kProbeEvery..kGuardZ): per stream, the monitoring samples of the incumbent since the last
+  // probe was asked for and the spacing; the window's samples in a store of their own (each incumbent
+  // sample read against the default probes of its stream nearest to it).
+  struct Guard {
+    int since_probe = 0;
+    int every = kProbeEvery;
+  };
+  std::map<int, Guard> guards;
+  internal::SampleStore guard_store;
+  int guard_probes = 0;
+  // Windows judged since convergence (or the last recheck), and those that confirmed the gain: the guard checks
+  // (Checking) until one confirms it or kCheckWindows were judged.
+  int guard_windows = 0;
+  int guard_confirmed = 0;
+
+  void ResetGuard() {
+    guards.clear();
+    guard_store.Clear();
+    guard_probes = 0;
+    guard_windows = 0;
+    guard_confirmed = 0;
+  }
+  // A fresh first window at the first spacing (the probes on their way still count).
+  void Recheck() {
+    ++stats.rechecks;
+    for (auto& [s, g] : guards) g.every = kProbeEvery;
+    guard_store.Clear();
+    guard_probes = 0;
+    guard_windows = 0;
+    guard_confirmed = 0;
+  }
+  bool Checking() const {
+    return stage == Stage::kDone && opt.guard && !incumbent.IsDefault() && guard_confirmed == 0 &&
+           guard_windows < kCheckWindows;
+  }
+  Guard& GuardOf(int stream) {
+    auto [it, inserted] = guards.try_emplace(stream);
+    // The first probe comes after half the spacing: the window starts with samples on both sides.
+    if (inserted) it->second.since_probe = kProbeEvery / 2;
+    return it->second;
+  }
+  // Whether a probe of NCCL's default is due on `stream` now (`every` monitoring samples since the last one
+  // was asked for). Several may be on their way: the caller ships one per update, and updates come at its
+  // syncs; a probe lost on the way is simply not counted.
+  bool Probe(int stream) {
+    if (!opt.guard || incumbent.IsDefault()) return false;
+    Guard& g = GuardOf(stream);
+    if (g.since_probe < g.every) return false;
+    g.since_probe = 0;
+    ++stats.probes;
+    return true;
+  }
+  void GuardSample(double us, int stream) {
+    ++GuardOf(stream).since_probe;
+    guard_store.Add(incumbent, us, stream);
+  }
+  void GuardProbe(double us, int stream) {
+    guard_store.Add(Config{}, us, stream);
+    // Default samples the search asked for before it converged may still come: they count as probes, and
+    // the window is judged once it has both its probes and twice as many incumbent samples.
+    if (++guard_probes < kGuardProbes || guard_store.Count(incumbent) < 2 * kGuardProbes) return;
+    const double rel = guard_store.Relative(incumbent);
+    const double se = guard_store.RelativeStdErr(incumbent, 0.03);
+    guard_store.Clear();
+    guard_probes = 0;
+    ++guard_windows;
+    if (!std::isfinite(rel) || !std::isfinite(se)) return;
+    if (rel * std::exp(-kGuardZ * se) > 1) {
+      ++stats.demoted;
+      return Reopen();
+    }
+    // Still faster than the default, but its edge shrank by more than drift_ratio from what the search
+    // measured: the landscape moved, and another config may now be the best.
+    if (converged_relative > 0 && rel * std::exp(-kGuardZ * se) > converged_relative * (1 + opt.drift_ratio)) {
+      ++stats.shifted;
+      return Reopen();
+    }
+    // The gain confirmed: the probes spread out (each costs the gain of one call).
+    if (rel * std::exp(kGuardZ * se) < 1) {
+      ++guard_confirmed;
+      for (auto& [s, g] : guards) g.every = std::min(kProbeEveryMax, 2 * g.every);
+    }
+  }
+
   void Reopen() {
     ++stats.reopened;
+    ResetGuard();
     store.Clear();
     pending.clear();
     arms.clear();
@@ -498,6 +623,7 @@ Search::Search(Search&&) noexcept = default;
 Search& Search::operator=(Search&&) noexcept = default;
 
 State Search::state() const { return impl_->stage == Impl::Stage::kDone ? State::kConverged : State::kSearching; }
+bool Search::checking() const { return impl_->Checking(); }
 std::vector<Candidate> Search::Next(int max_candidates, int stream) { return impl_->Next(max_candidates, stream); }
 void Search::AddSample(const Config& config, double us, int stream, bool requested) {
   impl_->AddSample(config, us, stream, requested);
@@ -505,12 +631,14 @@ void Search::AddSample(const Config& config, double us, int stream, bool request
 // The samples on their way stay counted under what they asked for (Pending reads them as NCCL runs it).
 void Search::NoteRan(const Config& asked, const Config& ran) { impl_->store.NoteRan(asked, ran); }
 void Search::NoteLost(const Config& config) {
+  if (impl_->stage == Impl::Stage::kDone) return;  // a probe of the guard: not counted
   impl_->Unawait(config);
   ++impl_->stats.lost;
   impl_->dirty = true;
   impl_->Advance();
 }
 void Search::DropPending() {
+  if (impl_->stage == Impl::Stage::kDone) return;
   impl_->stats.lost += impl_->TotalPending();
   impl_->pending.clear();
   impl_->dirty = true;

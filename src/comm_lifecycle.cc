@@ -160,6 +160,7 @@ void CommLifecycle::SetUp(CommState& cs) {
   if (cs.rank() == 0) {
     Leader::Options lo;
     lo.search.min_gain = settings.min_gain;
+    lo.search.guard = settings.guard;
     lo.max_entries = settings.max_batch;
     lo.channel_budget = cs.channel_budget();
     lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;

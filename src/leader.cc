@@ -15,6 +15,11 @@ namespace {
 constexpr size_t kKeepSamples = 64;
 // A workload without calls for this many intervals no longer keeps the intervals short while it searches.
 constexpr int kIdleIntervals = 2;
+// While a converged workload's guard checks (optimizer::Search::checking), intervals grow to this many units at
+// most: its probes (one per update, an update in flight for kLag intervals) make a window of 8 in about 1000
+// calls. A sync costs the calls around it: kept at the floor (8 units) after convergence, the simulated
+// cluster's compare read the tuned all-reduce 1 MiB at 45 us where it reads 34.
+constexpr uint64_t kGuardIntervalCap = 64;
 
 int Log2Floor(uint64_t v) {
   int k = 0;
@@ -223,7 +228,17 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     if (c == nullptr || !c->search.has_value()) continue;
     optimizer::Search& s = *c->search;
     const bool was_converged = s.state() == optimizer::State::kConverged;
+    // Samples of a converged search are few: its statistics are read for them only.
+    const optimizer::Stats before = was_converged ? s.stats() : optimizer::Stats{};
     s.AddSample(t.asked, us, w.stream, t.scheduled);
+    if (was_converged && s.state() == optimizer::State::kSearching) {
+      const optimizer::Stats after = s.stats();
+      CCLTUNE_INFO(kOpt, "search of %s re-opened: %s", w.key.ToString(),
+                   after.demoted > before.demoted ? "its config read slower than NCCL's default run beside it"
+                   : after.shifted > before.shifted
+                       ? "its config's edge over NCCL's default shrank by more than the drift ratio"
+                       : "its time moved away from what it was");
+    }
     if (!was_converged && s.state() == optimizer::State::kConverged) {
       c->searched_before = true;
       CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s", w.key.ToString(),
@@ -278,7 +293,7 @@ bool Leader::imported(uint64_t workload) const {
 
 bool Leader::searching() const {
   for (const auto& [h, w] : work_) {
-    if (w.awaiting_apply || w.import.has_value()) return true;
+    if ((w.awaiting_apply && !w.probe_only) || w.import.has_value()) return true;
     // A search whose workload stopped running (a phase of the job that is over, a size seen during
     // warm-up only) cannot finish: it keeps the intervals short only while its calls still come (it
     // kept them short for good: the bench's later rows on the simulated cluster ran 13-23% slower
@@ -287,6 +302,15 @@ bool Leader::searching() const {
     const Class* c = ClassOf(w);
     if (!w.from_import && c != nullptr && c->search.has_value() && c->search->state() != optimizer::State::kConverged)
       return true;
+  }
+  return false;
+}
+
+bool Leader::checking() const {
+  for (const auto& [h, w] : work_) {
+    if (w.idle_intervals >= kIdleIntervals) continue;
+    const Class* c = ClassOf(w);
+    if (!w.from_import && c != nullptr && c->search.has_value() && c->search->checking()) return true;
   }
   return false;
 }
@@ -363,15 +387,28 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
     } else if (w.from_import || c == nullptr || !c->search.has_value()) {
       continue;
     } else if (c->search->state() == optimizer::State::kConverged) {
-      if (w.sent_converged && c->search->incumbent() == w.last_final) continue;
-      u.entries.push_back({c->search->incumbent(), 0, false});
-      u.converged = true;  // replaces what is left: no more samples once converged
-      // What does not fit waits for the next payload, its state untouched: marked as sent, it never was
-      // (a DDP bucket of a converged class stayed "searching" for good when its update missed the room).
-      if (coordinator::EncodedWords(u) > room) break;
-      if (!(w.last_final == c->search->incumbent())) w.incumbent_samples.clear();
-      w.last_final = c->search->incumbent();
-      w.sent_converged = true;
+      if (w.sent_converged && c->search->incumbent() == w.last_final) {
+        // Converged on a config other than NCCL's default: the search's guard asks for a call of the default
+        // now and then. It runs before the final entry, which stays the converged incumbent (the
+        // monitoring's count of its calls goes on); the entry's size is checked before the search is asked.
+        if (frozen_ || w.last_final.IsDefault()) continue;
+        u.entries = {{Config{}, 2, true}, {w.last_final, 0, false}};
+        u.converged = true;
+        u.append = true;
+        if (coordinator::EncodedWords(u) > room) continue;
+        u.entries = Entries(w, *c, 1, w.last_final);
+        if (u.entries.empty()) continue;
+        u.entries.push_back({w.last_final, 0, false});
+      } else {
+        u.entries.push_back({c->search->incumbent(), 0, false});
+        u.converged = true;  // replaces what is left: no more samples once converged
+        // What does not fit waits for the next payload, its state untouched: marked as sent, it never was
+        // (a DDP bucket of a converged class stayed "searching" for good when its update missed the room).
+        if (coordinator::EncodedWords(u) > room) break;
+        if (!(w.last_final == c->search->incumbent())) w.incumbent_samples.clear();
+        w.last_final = c->search->incumbent();
+        w.sent_converged = true;
+      }
     } else if (!frozen_) {
       // Keep the schedule about three intervals of this workload's calls ahead: the update applies
       // kLag intervals from now and its timings come back about one interval after the calls.
@@ -414,13 +451,14 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
     // the next payload).
     room -= coordinator::EncodedWords(u);
     w.awaiting_apply = true;
+    w.probe_only = w.sent_converged && u.append && u.converged;
     for (const auto& e : u.entries) w.shipped_unapplied += e.calls;
     CCLTUNE_TRACE(kOpt, "schedule for %016x: %d entries, final %s%s", h, static_cast<int>(u.entries.size()),
                   u.entries.back().config.ToString(), u.converged ? " (converged)" : "");
     msg.updates.push_back(std::move(u));
   }
   msg.period = std::min<uint64_t>(detector_.period(), 0xFFFFFFFFull);
-  msg.interval = policy_.Next(detector_.period(), searching());
+  msg.interval = policy_.Next(detector_.period(), searching(), checking() ? kGuardIntervalCap : 0);
   return msg;
 }
 

@@ -90,7 +90,12 @@ class Leader {
     optimizer::Stats search;
   };
   std::optional<WorkloadStats> StatsOf(uint64_t workload) const;
+  // Whether the intervals stay short: an update other than a guard's probe is on its way, or a workload that
+  // still runs is searching.
   bool searching() const;
+  // Whether a workload that still runs has its guard's first window open (optimizer::Search::checking): the
+  // intervals then grow to kGuardIntervalCap units at most.
+  bool checking() const;
   // One line about the search of the workload's class (trace log).
   std::string Describe(uint64_t workload) const;
 
@@ -101,6 +106,7 @@ class Leader {
     int stream = 0;                  // this member's index in its class (the search's sample stream)
     uint64_t shipped_unapplied = 0;  // calls in updates sent but not yet applied
     bool awaiting_apply = false;     // an update for it is in flight
+    bool probe_only = false;         // ... and it only adds a probe of the guard (no need to hurry)
     bool sent_converged = false;
     int sent_generation = -1;  // the search's generation() when entries were last shipped
     Config last_final;

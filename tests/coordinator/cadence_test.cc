@@ -222,5 +222,19 @@ TEST(IntervalPolicy, DoublesWhileConvergedAndResetsOnSearch) {
   EXPECT_EQ(p.Next(7, false), 196u);  // cap rounded down to a multiple of 7
 }
 
+// A converged workload's guard checking (Leader::checking): the doubling stops at the cap given, rounded down to
+// a multiple of the period, and never below one iteration; without a cap it goes on to max_units.
+TEST(IntervalPolicy, CapStopsTheDoubling) {
+  IntervalPolicy p({.min_units = 8, .max_units = 1000});
+  EXPECT_EQ(p.Next(10, false, 64), 10u);
+  EXPECT_EQ(p.Next(10, false, 64), 20u);
+  EXPECT_EQ(p.Next(10, false, 64), 40u);
+  EXPECT_EQ(p.Next(10, false, 64), 60u);  // 80 capped at 64, rounded down to a multiple of 10
+  EXPECT_EQ(p.Next(10, false, 64), 60u);
+  EXPECT_EQ(p.Next(10, false), 120u);       // the cap lifted: doubling again
+  EXPECT_EQ(p.Next(100, false, 64), 100u);  // one iteration beats the cap
+  EXPECT_EQ(p.Next(10, true, 64), 10u);     // searching: the floor
+}
+
 }  // namespace
 }  // namespace ccltune::coordinator

@@ -227,6 +227,35 @@ double Replay::Sample(const Config& asked, int64_t t) {
   return us[i] / MedianOf(block) * MedianOf(us) * drift_now_;
 }
 
+namespace {
+
+// A timed call's sample on its way to the search.
+struct Flying {
+  int64_t arrive;  // the call index it arrives at
+  Config asked;
+  double us;  // <= 0: no sample (a config the landscape lacks): it arrives as a lost one
+  bool requested;
+};
+
+// Hands the search the samples that arrived by call `t`, in order (a lost one as the leader reports a call no
+// rank could time); returns how many were samples.
+int64_t Deliver(Search& s, std::deque<Flying>* flying, int64_t t) {
+  int64_t n = 0;
+  while (!flying->empty() && flying->front().arrive <= t) {
+    const Flying& f = flying->front();
+    if (f.us > 0) {
+      s.AddSample(f.asked, f.us, 0, f.requested);
+      ++n;
+    } else if (f.requested) {
+      s.NoteLost(f.asked);
+    }
+    flying->pop_front();
+  }
+  return n;
+}
+
+}  // namespace
+
 SearchSpace SpaceOf(const RecordedRow& row, bool channel_truth) {
   SearchSpace s = row.space;
   s.channel_truth = channel_truth;
@@ -236,12 +265,6 @@ SearchSpace SpaceOf(const RecordedRow& row, bool channel_truth) {
 DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const DriveOptions& o) {
   DriveResult res;
   std::deque<Config> schedule;
-  struct Flying {
-    int64_t arrive;
-    Config asked;
-    double us;
-    bool requested;
-  };
   std::deque<Flying> flying;
   Config waiting;
   // The workload's first call ran NCCL's default before its search started: the leader hands what NCCL ran
@@ -273,16 +296,7 @@ DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const
       // rank could time.
       flying.push_back({t + o.latency, cfg, sample(cfg, t), scheduled});
     }
-    while (!flying.empty() && flying.front().arrive <= t) {
-      const Flying& f = flying.front();
-      if (f.us > 0) {
-        s.AddSample(f.asked, f.us, 0, f.requested);
-        ++res.samples;
-      } else if (f.requested) {
-        s.NoteLost(f.asked);
-      }
-      flying.pop_front();
-    }
+    res.samples += Deliver(s, &flying, t);
     // The leader's rule: a schedule that ran dry with samples still awaited will not bring them.
     if (schedule.empty() && flying.empty() && s.state() != State::kConverged && s.pending() > 0) s.DropPending();
   }
@@ -291,6 +305,56 @@ DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const
     res.calls = o.max_calls;
   }
   res.incumbent = s.incumbent();
+  return res;
+}
+
+SteadyResult RunConverged(Search& s, const SampleFn& sample, const SteadyOptions& o, int64_t t0) {
+  SteadyResult res;
+  struct Entry {
+    Config config;
+    bool timed;
+  };
+  std::deque<Entry> schedule;
+  std::deque<Flying> flying;
+  const Config incumbent = s.incumbent();
+  int64_t served = 0;                                      // calls of the final entry (the incumbent)
+  int64_t interval = o.first_interval / 2, next_sync = 0;  // doubled at the first sync
+  bool shipped = false;                                    // at the last sync
+  for (int64_t i = 0; i < o.calls; ++i) {
+    if (s.state() != State::kConverged) {
+      res.reopened = true;
+      break;
+    }
+    const int64_t t = t0 + i;
+    if (i == next_sync) {
+      const bool in_flight = shipped;
+      shipped = false;
+      if (!in_flight)
+        for (const Candidate& c : s.Next(1))
+          for (int k = 0; k < c.calls; ++k) {
+            if (k == 0 && c.config.IsDefault()) schedule.push_back({c.config, false});
+            schedule.push_back({c.config, true});
+            shipped = true;
+          }
+      interval = std::min(2 * interval, s.checking() ? o.checking_cap : o.max_interval);
+      next_sync = i + interval;
+    }
+    Config cfg = incumbent;
+    bool timed = served % o.monitor_every == 0, requested = false;
+    if (!schedule.empty()) {
+      cfg = schedule.front().config;
+      timed = schedule.front().timed;
+      requested = true;
+      schedule.pop_front();
+    } else {
+      ++served;
+    }
+    if (cfg.IsDefault()) ++res.default_calls;
+    ++res.calls;
+    if (timed) flying.push_back({t + o.latency, cfg, sample(cfg, t), requested});
+    Deliver(s, &flying, t);
+  }
+  if (s.state() != State::kConverged) res.reopened = true;
   return res;
 }
 

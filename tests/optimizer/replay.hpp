@@ -110,6 +110,30 @@ using RanFn = std::function<Config(const Config&)>;
 DriveResult DriveWith(Search& s, const SampleFn& sample, const RanFn& ran, const DriveOptions& o);
 DriveResult Drive(Search& s, Replay& r, const DriveOptions& o);
 
+// After convergence, as the leader runs a converged workload: the incumbent on every call, every
+// `monitor_every`-th of its calls timed (coordinator::kMonitorEvery), and at a sync the search asked for
+// entries (its guard's probes of NCCL's default; not at the sync after one that shipped some: an update is
+// in flight for kLag intervals), each run after one untimed call of the default (the leader's warm-up after
+// a switch back to it); samples arrive `latency` calls later. Syncs come at intervals doubling from
+// `first_interval` up to `max_interval` (the cadence while all is converged), or up to `checking_cap` while the
+// guard checks (the leader's kGuardIntervalCap). Stops when the search is no longer converged (drift or the
+// guard re-opened it) or after `calls` calls.
+struct SteadyOptions {
+  int64_t calls = 8192;
+  int monitor_every = 16;
+  int64_t first_interval = 8;
+  int64_t checking_cap = 64;
+  int64_t max_interval = 1 << 16;
+  int latency = 10;
+};
+struct SteadyResult {
+  bool reopened = false;
+  int64_t calls = 0;          // calls run (until the search re-opened)
+  int64_t default_calls = 0;  // of those, calls of NCCL's default (the probes and their warm-ups)
+};
+// `t0`: the call index the workload is at (samples are drawn as `sample(config, t0 + i)`).
+SteadyResult RunConverged(Search& s, const SampleFn& sample, const SteadyOptions& o, int64_t t0);
+
 // The search space a leader would hand the search for this row.
 SearchSpace SpaceOf(const RecordedRow& row, bool channel_truth);
 

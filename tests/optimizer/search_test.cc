@@ -4,6 +4,7 @@
 // monitoring after convergence, warm start.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -127,7 +128,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Search, MonitoringDriftReopens) {
   Landscape L = MakeLandscape(SizeClass::kMid, 3);
-  Search s(L.space, Options{});
+  Options o;
+  o.guard = false;  // with the guard, a drift of a config other than the default goes to it (below)
+  Search s(L.space, o);
   Noise noise(3, 0.03);
   ASSERT_TRUE(DriveLandscape(s, L, noise).converged);
   const Config inc = s.incumbent();
@@ -139,6 +142,93 @@ TEST(Search, MonitoringDriftReopens) {
   EXPECT_EQ(s.state(), State::kSearching);
   EXPECT_EQ(s.stats().reopened, 1);
   EXPECT_FALSE(s.Next(4).empty());
+}
+
+// The guard, driven the way the leader runs a converged workload: monitoring samples of the incumbent, and
+// between them the probes of NCCL's default the search asks for (Next() while converged), answered at once.
+// `inc` and `def` give the times at monitoring sample i; 5% noise.
+int RunConverged(Search& s, int n, const std::function<double(int)>& inc, const std::function<double(int)>& def,
+                 uint64_t seed) {
+  Noise noise(seed, 0.05, 0);
+  int probes = 0;
+  for (int i = 0; i < n && s.state() == State::kConverged; ++i) {
+    for (const Candidate& c : s.Next(1)) {
+      EXPECT_TRUE(c.config.IsDefault());
+      EXPECT_EQ(c.calls, 1);
+      s.AddSample(Config{}, noise(def(i)));
+      ++probes;
+    }
+    s.AddSample(s.incumbent(), noise(inc(i)), 0, false);
+  }
+  return probes;
+}
+
+const Config kAdopted{kAlgoRing, kProtoLL128, 12, 0};
+
+// A config that reads 20% slower than the default beside it: re-opened within the first window (8 probes, one
+// every 2 monitoring samples, and 16 samples of the config: the 9th probe's sample judges it).
+TEST(Search, GuardReopensAConfigSlowerThanTheDefault) {
+  Landscape L = MakeLandscape(SizeClass::kMid, 4);
+  Search s(L.space, Options{});
+  s.Adopt(kAdopted, 0);
+  EXPECT_TRUE(s.checking());
+  const int probes = RunConverged(
+      s, 40, [](int) { return 120.0; }, [](int) { return 100.0; }, 1);
+  EXPECT_EQ(s.state(), State::kSearching);
+  EXPECT_EQ(s.stats().demoted, 1);
+  EXPECT_EQ(s.stats().reopened, 1);
+  EXPECT_EQ(probes, 9);
+  EXPECT_FALSE(s.checking());
+}
+
+// A config 20% faster keeps running; the first window confirms it, the cadence may grow long again
+// (checking() false) and the probes spread out: 9 in the first 18 monitoring samples, then one every 4, 8, ...
+// 64. Off (Options::guard false), no probe at all.
+TEST(Search, GuardKeepsAFasterConfigAndSpreadsItsProbes) {
+  Landscape L = MakeLandscape(SizeClass::kMid, 4);
+  for (const bool guard : {true, false}) {
+    Options o;
+    o.guard = guard;
+    Search s(L.space, o);
+    s.Adopt(kAdopted, 0);
+    EXPECT_EQ(s.checking(), guard);
+    const int first = RunConverged(
+        s, 18, [](int) { return 80.0; }, [](int) { return 100.0; }, 2);
+    EXPECT_FALSE(s.checking());
+    const int later = RunConverged(
+        s, 4000, [](int) { return 80.0; }, [](int) { return 100.0; }, 3);
+    EXPECT_EQ(s.state(), State::kConverged);
+    EXPECT_EQ(s.stats().reopened, 0);
+    if (!guard) {
+      EXPECT_EQ(first + later, 0);
+      continue;
+    }
+    EXPECT_EQ(first, 9);
+    // 8 each at spacings 4, 8, 16, 32 (480 samples), then one in 64: about 90 over 4000 samples.
+    EXPECT_GE(later, 80);
+    EXPECT_LE(later, 100);
+  }
+}
+
+// The machine slows down by 40%, the default as much as the config: the drift monitoring hands the drift to
+// the guard (a fresh first window), which keeps the config. Then the config alone slows by 40% (from 80 to
+// 112 against the default's 100): re-opened.
+TEST(Search, GuardJudgesADriftAgainstTheDefault) {
+  Landscape L = MakeLandscape(SizeClass::kMid, 4);
+  Search s(L.space, Options{});
+  s.Adopt(kAdopted, 0);
+  RunConverged(
+      s, 64, [](int) { return 80.0; }, [](int) { return 100.0; }, 4);
+  ASSERT_EQ(s.state(), State::kConverged);
+  RunConverged(
+      s, 64, [](int) { return 1.4 * 80; }, [](int) { return 1.4 * 100; }, 5);
+  EXPECT_EQ(s.state(), State::kConverged);
+  EXPECT_GE(s.stats().rechecks, 1);
+  EXPECT_EQ(s.stats().reopened, 0);
+  RunConverged(
+      s, 400, [](int) { return 1.4 * 80; }, [](int) { return 100.0; }, 6);
+  EXPECT_EQ(s.state(), State::kSearching);
+  EXPECT_EQ(s.stats().demoted, 1);
 }
 
 TEST(Search, AdoptConvergesAtOnceAndDropPendingUnblocks) {

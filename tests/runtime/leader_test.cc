@@ -61,6 +61,7 @@ struct Loop {
   std::vector<coordinator::WorkloadUpdate> shipped;
   bool report_dropped = true;  // as the runtime does (false: replaced calls are never reported lost)
   double slow = 1;             // every call's time multiplied by this (a slow period of the machine)
+  double default_factor = 1;   // NCCL's default's time multiplied by this (the landscape shifts)
   int lose_every = 0;          // every lose_every-th sync leaves its first timing out of its window: never carried
   int syncs = 0;
 
@@ -77,7 +78,8 @@ struct Loop {
         s.push_back(std::nullopt);
         continue;
       }
-      const double us = slow * Cost(it->second.first, it->second.second);
+      const double us =
+          slow * Cost(it->second.first, it->second.second) * (it->second.first.IsDefault() ? default_factor : 1);
       s.push_back(coordinator::CarriedSample{us, us * 1.05});
     }
     flying.clear();
@@ -173,6 +175,57 @@ TEST(Leader, TunedTimeIsMeasuredBesideTheDefault) {
   ASSERT_GT(st->default_us, 0);
   EXPECT_NEAR(st->incumbent_us / st->default_us, Cost(best, 1 << 20) / Cost(Config{}, 1 << 20), 0.01)
       << best.ToString();
+}
+
+// After convergence on a config other than NCCL's default, the search's guard has the default run now and then:
+// shipped as an entry before the converged final entry (appended, the workload converged throughout), until the
+// config reads slower than the default beside it; then the search runs again and ends on the default. With
+// Options::search.guard off, nothing but the final entry is shipped after convergence.
+TEST(Leader, TheGuardProbesTheDefaultAfterConvergenceAndReopensWhenItTurnsFaster) {
+  for (const bool guard : {true, false}) {
+    Leader::Options o = Opts();
+    o.search.guard = guard;
+    Loop loop(o);
+    loop.keys = {Key(1 << 20)};
+    ASSERT_TRUE(loop.Run(400));
+    const uint64_t h = loop.keys[0].Hash();
+    const Config best = *loop.book.Incumbent(h);
+    ASSERT_FALSE(best.IsDefault());
+    const size_t converged_at = loop.shipped.size();
+    // Held: 1000 calls at the same landscape.
+    for (int it = 0; it < 1000; ++it) {
+      loop.Call(loop.keys[0]);
+      if (it % 8 == 7) loop.Sync(10000 + static_cast<uint64_t>(it));
+    }
+    int probes = 0;
+    for (size_t i = converged_at; i < loop.shipped.size(); ++i) {
+      const coordinator::WorkloadUpdate& u = loop.shipped[i];
+      EXPECT_TRUE(u.converged && u.append) << "update " << i;
+      EXPECT_EQ(u.entries.back().config, best);
+      for (size_t k = 0; k + 1 < u.entries.size(); ++k) probes += u.entries[k].config.IsDefault();
+    }
+    EXPECT_TRUE(loop.book.Converged(h));
+    if (!guard) {
+      EXPECT_EQ(probes, 0);
+      continue;
+    }
+    // One probe every 2 monitoring samples (one timed call in 16) at first, spreading out once a window
+    // confirmed the gain; one update in flight at a time: 1000 calls hold 8 to 20.
+    EXPECT_GE(probes, 8);
+    EXPECT_LE(probes, 20);
+    // The default turns 40% faster than it was (78 us against the config's 100): the guard re-opens, and the
+    // search taken again ends on the default.
+    loop.default_factor = 0.6;
+    bool reopened = false;
+    for (int it = 0; it < 6000 && !(reopened && loop.book.Converged(h)); ++it) {
+      loop.Call(loop.keys[0]);
+      if (it % 8 == 7) loop.Sync(20000 + static_cast<uint64_t>(it));
+      reopened = reopened || !loop.book.Converged(h);
+    }
+    EXPECT_TRUE(reopened);
+    EXPECT_TRUE(loop.book.Converged(h));
+    EXPECT_TRUE(loop.book.Incumbent(h)->IsDefault()) << loop.leader.Describe(h);
+  }
 }
 
 // A search whose workload stopped running (a phase of the job that is over) cannot finish; it must not
