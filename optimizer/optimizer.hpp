@@ -56,7 +56,8 @@ struct Options {
   double drift_ratio = 0.15;
   // Converged on a config other than NCCL's default, the search asks for a call of the default now and then
   // and re-opens when the incumbent reads significantly slower than it, or its edge over it shrank by more
-  // than drift_ratio (Stats::probes, demoted, shifted, rechecks).
+  // than drift_ratio (Stats::probes, demoted, shifted, rechecks). Converged on the default, a drift of its
+  // time is judged the same way against the reference, the config that came closest to it in the search.
   bool guard = true;
 };
 
@@ -93,7 +94,9 @@ struct Stats {
   // for; re-openings (counted in `reopened` too) because the incumbent read significantly slower than the
   // default (`demoted`), or its edge over the default shrank by more than drift_ratio from what the search
   // had measured (`shifted`); `rechecks`: a drift of the incumbent's own time handed to the guard (a fresh
-  // first window) instead of re-opening the search.
+  // first window) instead of re-opening the search. Converged on the default, after a drift of its time:
+  // probes of the reference, and `demoted` / `shifted` when the reference reads significantly faster than the
+  // default / closer to it by more than drift_ratio than the search measured.
   int probes = 0;
   int demoted = 0;
   int shifted = 0;
@@ -112,14 +115,16 @@ class Search {
 
   State state() const;
   // Converged on a config other than NCCL's default, and no window of the guard's probes of the default has
-  // confirmed the gain yet (4 windows at most): a caller whose syncs space out while all is converged keeps them at
-  // most a few dozen calls apart meanwhile (its probes are shipped and come back at syncs).
+  // confirmed the gain yet (4 windows at most), or converged on the default and checking a drift of its time
+  // against the reference: a caller whose syncs space out while all is converged keeps them at most a few dozen
+  // calls apart meanwhile (its probes are shipped and come back at syncs).
   bool checking() const;
   // The next entries to run, at most `max_candidates`, in order. Callable at any time, also while
   // samples of earlier entries are still awaited (the caller keeps a schedule ahead of the calls);
   // empty when nothing is worth running before more samples arrive. Once converged on a config other than
-  // NCCL's default, now and then one call of the default (the guard's probe, see Stats::probes): the caller
-  // runs it before the incumbent and delivers its sample; the search stays converged.
+  // NCCL's default, now and then one call of the default (the guard's probe, see Stats::probes), or, converged
+  // on the default while the guard checks a drift of its time, one call of the reference: the caller runs it
+  // before the incumbent and delivers its sample; the search stays converged.
   // `stream`: which of the workloads sharing this search runs them (sizes of one size class differ, so
   // each workload's samples are compared with its own default's, and each gets its own default samples).
   std::vector<Candidate> Next(int max_candidates, int stream = 0);

@@ -107,6 +107,12 @@ struct Search::Impl {
   std::map<int, int> since_default;  // per stream: entries since its last default sample
   Config incumbent;
   double incumbent_us = 0;
+  // Converged on NCCL's default: the guard's reference (PickReference), its time over the default's as the
+  // search measured it, at kGuardZ standard errors below its estimate (0: unknown), and whether a drift of the
+  // default's time handed a check to the guard.
+  Config reference;
+  double reference_relative = 0;
+  bool reference_check = false;
   double converged_relative = 0;  // the incumbent's time over the default's as the search measured it (0: unknown)
   Stats stats;
   Config last_leader;
@@ -210,6 +216,25 @@ struct Search::Impl {
     watch.clear();
     pending.clear();
     ResetGuard();
+    reference_check = false;
+    reference = c.IsDefault() ? PickReference() : Config{};
+    // Its estimate as low as its samples allow (most of the reference's samples are its screening ones).
+    const double rr = reference.IsDefault()
+                          ? 0
+                          : store.Relative(reference) * std::exp(-kGuardZ * store.RelativeStdErr(reference, 0.03));
+    reference_relative = std::isfinite(rr) && rr > 0 ? rr : 0;
+  }
+  // Converged on NCCL's default: the arm that came closest to it (by the pessimistic estimate FinalOrder uses),
+  // the config the guard reads the default against once the default's own time drifts. Default when no arm
+  // has a sample.
+  Config PickReference() const {
+    std::optional<std::pair<double, Config>> best;
+    for (const Config& c : arms) {
+      if (store.Count(c) < 1) continue;
+      const double v = store.Relative(c) + store.OwnStdErr(c, 0.03);
+      if (std::isfinite(v) && (!best || v < best->first)) best.emplace(v, c);
+    }
+    return best ? best->second : Config{};
   }
 
   // The final choice when the budget ran out: the arms with 4 samples or more (else the leader), best
@@ -388,7 +413,9 @@ struct Search::Impl {
   std::vector<Candidate> Next(int max_candidates, int stream) {
     std::vector<Candidate> out;
     if (stage == Stage::kDone) {
-      if (max_candidates > 0 && Probe(stream)) out.push_back(Candidate{Config{}, 1});
+      // The guard's probe: NCCL's default beside another incumbent, the reference beside the default.
+      if (max_candidates > 0 && Probe(stream))
+        out.push_back(Candidate{incumbent.IsDefault() ? reference : Config{}, 1});
       return out;
     }
     Advance();
@@ -415,8 +442,10 @@ struct Search::Impl {
       }
       if (KeyFor(asked) == KeyFor(incumbent)) {
         Monitor(us, stream);
-        if (stage == Stage::kDone) GuardSample(us, stream);
+        if (stage == Stage::kDone && Guarding()) GuardSample(us, stream);
+        return;
       }
+      if (Guarding() && incumbent.IsDefault() && KeyFor(asked) == KeyFor(reference)) ReferenceProbe(us, stream);
       return;
     }
     if (requested) Unawait(asked);
@@ -451,10 +480,14 @@ struct Search::Impl {
       // period of the machine slows both (real NCCL on the testbed: all-reduce 64 KiB on tree/simple/nc2,
       // 1.6x faster than the default, read two windows 22-26% above its first and re-opened the search
       // 3000 calls after it converged). The guard looks again from a fresh first window, and the new level
-      // is the baseline from here on.
-      if (!opt.guard || incumbent.IsDefault()) return Reopen();
+      // is the baseline from here on. Converged on the default, the guard reads the default against the
+      // reference (the arm that came closest to it) the same way: a slow period of the machine slows both too
+      // (real NCCL on the testbed: all-gather 4 MiB, kept on the default at 1512 us, read two windows 15-30%
+      // above that once the bench ran a second communicator beside it, and the search was taken again).
+      if (!opt.guard || (incumbent.IsDefault() && reference.IsDefault())) return Reopen();
       w.strikes = 0;
       w.baseline = m;
+      if (incumbent.IsDefault()) reference_check = true;
       Recheck();
     } else {
       w.strikes = 0;
@@ -492,9 +525,12 @@ struct Search::Impl {
     guard_windows = 0;
     guard_confirmed = 0;
   }
+  // Whether the guard is at work: always after convergence on a config other than the default; on the
+  // default, from a drift of its time until one window of probes of the reference was judged.
+  bool Guarding() const { return opt.guard && (!incumbent.IsDefault() || reference_check); }
   bool Checking() const {
-    return stage == Stage::kDone && opt.guard && !incumbent.IsDefault() && guard_confirmed == 0 &&
-           guard_windows < kCheckWindows;
+    if (stage != Stage::kDone || !Guarding()) return false;
+    return incumbent.IsDefault() || (guard_confirmed == 0 && guard_windows < kCheckWindows);
   }
   Guard& GuardOf(int stream) {
     auto [it, inserted] = guards.try_emplace(stream);
@@ -506,7 +542,7 @@ struct Search::Impl {
   // was asked for). Several may be on their way: the caller ships one per update, and updates come at its
   // syncs; a probe lost on the way is simply not counted.
   bool Probe(int stream) {
-    if (!opt.guard || incumbent.IsDefault()) return false;
+    if (!Guarding()) return false;
     Guard& g = GuardOf(stream);
     if (g.since_probe < g.every) return false;
     g.since_probe = 0;
@@ -545,9 +581,41 @@ struct Search::Impl {
     }
   }
 
+  // A probe of the reference while converged on the default (after a drift of the default's time). Every
+  // kGuardProbes probes the check is judged as GuardProbe judges a window: the reference significantly faster
+  // than the default, or closer to it by more than drift_ratio than the search measured, re-opens the search;
+  // the reference not faster than the default by more than min_gain (at kGuardZ standard errors) keeps it at
+  // its new level, and the probes stop. Neither: the check goes on with the samples it has, kCheckWindows
+  // judgements at most (a reference 3% faster than the default needs more than 8 probes under 5-20% noise).
+  void ReferenceProbe(double us, int stream) {
+    guard_store.Add(reference, us, stream);
+    if (++guard_probes < kGuardProbes || guard_store.Count(Config{}) < 2 * kGuardProbes) return;
+    const double rel = guard_store.Relative(reference);
+    const double se = guard_store.RelativeStdErr(reference, 0.03);
+    guard_probes = 0;
+    ++guard_windows;
+    const bool valid = std::isfinite(rel) && std::isfinite(se);
+    const double upper = rel * std::exp(kGuardZ * se), lower = rel * std::exp(-kGuardZ * se);
+    if (valid && upper < 1) {
+      ++stats.demoted;
+      return Reopen();
+    }
+    if (valid && reference_relative > 0 && upper < reference_relative / (1 + opt.drift_ratio)) {
+      ++stats.shifted;
+      return Reopen();
+    }
+    if (!valid || lower > 1 - opt.min_gain || guard_windows >= kCheckWindows) {
+      guard_store.Clear();
+      reference_check = false;
+    }
+  }
+
   void Reopen() {
     ++stats.reopened;
     ResetGuard();
+    reference = Config{};
+    reference_relative = 0;
+    reference_check = false;
     store.Clear();
     pending.clear();
     arms.clear();

@@ -388,10 +388,11 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
       continue;
     } else if (c->search->state() == optimizer::State::kConverged) {
       if (w.sent_converged && c->search->incumbent() == w.last_final) {
-        // Converged on a config other than NCCL's default: the search's guard asks for a call of the default
-        // now and then. It runs before the final entry, which stays the converged incumbent (the
-        // monitoring's count of its calls goes on); the entry's size is checked before the search is asked.
-        if (frozen_ || w.last_final.IsDefault()) continue;
+        // The search's guard asks for a call of NCCL's default now and then (converged on another config), or
+        // of its reference config while it checks a drift of the default's own time (converged on the default).
+        // It runs before the final entry, which stays the converged incumbent (the monitoring's count of its
+        // calls goes on); the entry's size is checked before the search is asked.
+        if (frozen_) continue;
         u.entries = {{Config{}, 2, true}, {w.last_final, 0, false}};
         u.converged = true;
         u.append = true;

@@ -93,8 +93,8 @@ class Leader {
   // Whether the intervals stay short: an update other than a guard's probe is on its way, or a workload that
   // still runs is searching.
   bool searching() const;
-  // Whether a workload that still runs has its guard's first window open (optimizer::Search::checking): the
-  // intervals then grow to kGuardIntervalCap units at most.
+  // Whether a workload that still runs has its guard's first window open, or its guard checking a drift of a kept
+  // default (optimizer::Search::checking): the intervals then grow to kGuardIntervalCap units at most.
   bool checking() const;
   // One line about the search of the workload's class (trace log).
   std::string Describe(uint64_t workload) const;

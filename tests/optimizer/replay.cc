@@ -346,6 +346,7 @@ SteadyResult RunConverged(Search& s, const SampleFn& sample, const SteadyOptions
       timed = schedule.front().timed;
       requested = true;
       schedule.pop_front();
+      ++res.probe_calls;
     } else {
       ++served;
     }

@@ -130,6 +130,7 @@ struct SteadyResult {
   bool reopened = false;
   int64_t calls = 0;          // calls run (until the search re-opened)
   int64_t default_calls = 0;  // of those, calls of NCCL's default (the probes and their warm-ups)
+  int64_t probe_calls = 0;    // of those, calls of the entries the search asked for (probes and warm-ups)
 };
 // `t0`: the call index the workload is at (samples are drawn as `sample(config, t0 + i)`).
 SteadyResult RunConverged(Search& s, const SampleFn& sample, const SteadyOptions& o, int64_t t0);

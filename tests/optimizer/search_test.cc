@@ -231,6 +231,63 @@ TEST(Search, GuardJudgesADriftAgainstTheDefault) {
   EXPECT_EQ(s.stats().demoted, 1);
 }
 
+// Converged on NCCL's default, the same hand-off: no probe while the default's time holds; when it drifts (the
+// machine 40% slower, the closest config as much), the guard reads the default against the config that came
+// closest to it in the search, for one to four windows of probes, and keeps the default (then no more probes). When the
+// default alone slows by 40% more, its drift is checked the same way and the search re-opens. With the guard
+// off, the first drift re-opens it.
+TEST(Search, GuardJudgesADriftOfTheDefaultAgainstTheClosestConfig) {
+  int cases = 0;
+  for (uint64_t seed = 1; seed <= 40 && cases < 5; ++seed) {
+    Landscape L = MakeLandscape(SizeClass::kDefaultBest, seed);
+    for (const bool guard : {true, false}) {
+      Options o;
+      o.guard = guard;
+      Search s(L.space, o);
+      Noise noise(seed, 0.05);
+      ASSERT_TRUE(DriveLandscape(s, L, noise).converged);
+      if (!s.incumbent().IsDefault()) break;
+      cases += guard;
+      // Monitoring samples of the default, the probes asked for answered at once; `machine` scales every
+      // config, `alone` the default's time only.
+      Noise steady(seed + 100, 0.05, 0);
+      std::set<std::string> probed;
+      auto run = [&](int n, double machine, double alone) {
+        int probes = 0;
+        for (int i = 0; i < n && s.state() == State::kConverged; ++i) {
+          for (const Candidate& c : s.Next(1)) {
+            EXPECT_FALSE(c.config.IsDefault());
+            probed.insert(c.config.ToString());
+            s.AddSample(c.config, steady(machine * L.True(c.config)));
+            ++probes;
+          }
+          s.AddSample(Config{}, steady(machine * alone * L.True(Config{})), 0, false);
+        }
+        return probes;
+      };
+      EXPECT_EQ(run(64, 1, 1), 0);
+      EXPECT_FALSE(s.checking());
+      const int slow = run(400, 1.4, 1);
+      if (!guard) {
+        EXPECT_EQ(s.state(), State::kSearching);
+        EXPECT_EQ(s.stats().reopened, 1);
+        continue;
+      }
+      EXPECT_EQ(s.state(), State::kConverged) << seed;
+      EXPECT_GE(s.stats().rechecks, 1);
+      EXPECT_GE(slow, 8);   // one judgement or more: 8 probes each,
+      EXPECT_LE(slow, 32);  // 4 at most
+      EXPECT_EQ(probed.size(), 1u);
+      EXPECT_FALSE(s.checking());
+      EXPECT_EQ(run(200, 1.4, 1), 0);  // held: the probes stopped
+      run(400, 1.4, 1.4);
+      EXPECT_EQ(s.state(), State::kSearching) << seed;
+      EXPECT_EQ(s.stats().demoted + s.stats().shifted, 1) << seed;
+    }
+  }
+  EXPECT_EQ(cases, 5);
+}
+
 TEST(Search, AdoptConvergesAtOnceAndDropPendingUnblocks) {
   Landscape L = MakeLandscape(SizeClass::kMid, 4);
   Search a(L.space, Options{});

@@ -228,6 +228,50 @@ TEST(Leader, TheGuardProbesTheDefaultAfterConvergenceAndReopensWhenItTurnsFaster
   }
 }
 
+// Converged on NCCL's default: nothing but the final entry is shipped while the default's time holds. When the
+// whole machine slows by 30%, the drift goes to the guard, which runs the config that came closest to the default
+// now and then (entries before the final default, appended, the workload converged throughout) and keeps the
+// default; with the guard off the search runs again.
+TEST(Leader, ADriftOfAKeptDefaultIsCheckedAgainstTheClosestConfig) {
+  for (const bool guard : {true, false}) {
+    Leader::Options o = Opts();
+    o.search.guard = guard;
+    Loop loop(o);
+    loop.keys = {Key(1 << 20)};
+    loop.default_factor = 0.6;  // NCCL's default is the fastest
+    ASSERT_TRUE(loop.Run(400));
+    const uint64_t h = loop.keys[0].Hash();
+    ASSERT_TRUE(loop.book.Incumbent(h)->IsDefault());
+    auto run = [&](int calls, uint64_t first_sync) {
+      for (int it = 0; it < calls; ++it) {
+        loop.Call(loop.keys[0]);
+        if (it % 8 == 7) loop.Sync(first_sync + static_cast<uint64_t>(it));
+      }
+    };
+    const size_t converged_at = loop.shipped.size();
+    run(600, 10000);
+    EXPECT_EQ(loop.shipped.size(), converged_at);  // held: nothing shipped
+    loop.slow = 1.3;
+    run(2000, 20000);
+    if (!guard) {
+      EXPECT_GT(loop.leader.StatsOf(h)->search.reopened, 0);
+      continue;
+    }
+    int probes = 0;
+    for (size_t i = converged_at; i < loop.shipped.size(); ++i) {
+      const coordinator::WorkloadUpdate& u = loop.shipped[i];
+      EXPECT_TRUE(u.converged && u.append) << "update " << i;
+      EXPECT_TRUE(u.entries.back().config.IsDefault());
+      for (size_t k = 0; k + 1 < u.entries.size(); ++k) probes += !u.entries[k].config.IsDefault();
+    }
+    EXPECT_GE(probes, 8);
+    EXPECT_LE(probes, 32);
+    EXPECT_TRUE(loop.book.Converged(h));
+    EXPECT_TRUE(loop.book.Incumbent(h)->IsDefault());
+    EXPECT_EQ(loop.leader.StatsOf(h)->search.reopened, 0);
+  }
+}
+
 // A search whose workload stopped running (a phase of the job that is over) cannot finish; it must not
 // keep the intervals short for good (on the simulated cluster, the bench's later rows ran 13-23% slower
 // when a re-opened search of an earlier row kept waiting).
