@@ -33,9 +33,13 @@ struct LoadOptions {
   int gemm_n = 1024;                 // n x n float matrices, a multiple of 64
   uint64_t mem_bytes = 64ull << 20;  // bytes of each of the triad's three arrays
   int depth = 4;                     // kStep: compute kernels per step; kQueue: kernels in flight at most
+  // Whether the load also runs while B is tuned (--interference-phase all); false (compare): only while the
+  // converged calls are timed, a change of the machine's conditions between the tuning and the timing.
+  bool while_tuning = true;
   bool on() const { return gemm || mem; }
   std::string Kinds() const;  // "gemm,mem"
   const char* ModeName() const { return mode == LoadMode::kStep ? "step" : "queue"; }
+  const char* PhaseName() const { return while_tuning ? "all" : "compare"; }
 };
 
 // The module of the bench's kernels, loaded in the current device's context.

@@ -90,7 +90,9 @@ struct Bench {
   std::vector<LandscapeSample> landscape_samples;  // landscape mode (identical on every rank)
   std::vector<LandscapeAlias> landscape_aliases;
 
-  // The background load runs while collectives are tuned and timed, and never during data checks.
+  // The background load runs while collectives are tuned (unless --interference-phase compare) and timed, and
+  // never during data checks.
+  bool load_paused = false;  // the step load skipped (tuning under --interference-phase compare)
   void LoadOn() {
     if (load) load->Resume();
   }
@@ -114,11 +116,12 @@ struct Bench {
   // A tuning or timed call: one step of the step load around it when that load runs, else the call.
   // `timer`, when given, times the collective alone (from the step's start: waiting for SMs counts).
   void Call(const Row& row, ncclComm_t comm, uint64_t tag = 0, executor::Timer* timer = nullptr) {
-    if (step_load) Check(step_load->Begin(stream, tag), "step load: starting a step");
+    const bool step = step_load && !load_paused;
+    if (step) Check(step_load->Begin(stream, tag), "step load: starting a step");
     const bool timed = timer != nullptr && timer->Begin(stream, tag);
     Run(row, comm);
     if (timed) timer->End(stream);
-    if (step_load) Check(step_load->End(stream), "step load: ending a step");
+    if (step) Check(step_load->End(stream), "step load: ending a step");
   }
 
   // One data-checked call on `comm`; returns this rank's mismatched elements.
@@ -191,7 +194,8 @@ struct Bench {
   // step.
   void Tune(const Row& row, RowResult* r) {
     int64_t calls = 0;
-    LoadOn();
+    load_paused = !opt.load.while_tuning;
+    if (!load_paused) LoadOn();
     for (;;) {
       int64_t block = std::min<int64_t>(opt.tune_step, opt.max_tune_calls - calls);
       for (int64_t i = 0; i < block; ++i) Call(row, b);
@@ -213,7 +217,16 @@ struct Bench {
         break;
       }
     }
+    // Settling: B goes on as a training loop would (ccltune monitors it, its guard probes), the same on every rank.
+    for (int64_t done = 0; r->converged && done < opt.settle_calls;) {
+      const int64_t block = std::min<int64_t>(opt.tune_step, opt.settle_calls - done);
+      for (int64_t i = 0; i < block; ++i) Call(row, b);
+      done += block;
+      Check(device->StreamSynchronize(stream), "stream synchronize while settling");
+      if (step_load) Check(step_load->Drain(), "draining the step load");
+    }
     LoadOff();
+    load_paused = false;
     r->tune_calls = calls;
   }
 
@@ -803,6 +816,7 @@ int Main(int argc, char** argv) {
                  {"gemm_n", opt.load.gemm ? nlohmann::json(opt.load.gemm_n) : nlohmann::json(nullptr)},
                  {"mem_bytes", opt.load.mem ? nlohmann::json(opt.load.mem_bytes) : nlohmann::json(nullptr)},
                  {"mode", opt.load.ModeName()},
+                 {"phase", opt.load.PhaseName()},
                  {"depth", opt.load.depth}};
     if (!cuda) {
       load_json["effect"] = "none: the simulated backend runs no GPU kernels";
@@ -878,6 +892,7 @@ int Main(int argc, char** argv) {
   meta.iters = opt.iters;
   meta.warmup = opt.warmup;
   meta.tune_step = opt.tune_step;
+  meta.settle_calls = opt.settle_calls;
   if (opt.compare) meta.modes.push_back("compare");
   if (opt.oracle) meta.modes.push_back("oracle");
   if (opt.overhead) meta.modes.push_back("overhead");

@@ -180,6 +180,10 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--tune-step", v, 1, 1 << 20), [&](int64_t x) { o.tune_step = x; });
        }},
+      {"--settle-calls",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--settle-calls", v, 0, 1 << 30), [&](int64_t x) { o.settle_calls = x; });
+       }},
       {"--oracle-confirm",
        [&](const std::string& v) {
          return status_of(ParseInt("--oracle-confirm", v, 0, 64), [&](int64_t x) { o.oracle_confirm = x; });
@@ -220,6 +224,18 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
            o.load.mode = LoadMode::kQueue;
          } else {
            return absl::InvalidArgumentError("--interference-mode: unknown mode '" + v + "' (accepted: step, queue)");
+         }
+         return absl::OkStatus();
+       }},
+      {"--interference-phase",
+       [&](const std::string& v) -> absl::Status {
+         if (v == "all") {
+           o.load.while_tuning = true;
+         } else if (v == "compare") {
+           o.load.while_tuning = false;
+         } else {
+           return absl::InvalidArgumentError("--interference-phase: unknown phase '" + v +
+                                             "' (accepted: all, compare)");
          }
          return absl::OkStatus();
        }},
@@ -327,6 +343,7 @@ usage: mpirun -np N ccltune-bench [options]
       --mode LIST          compare,oracle, or overhead or landscape alone        [compare]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
       --tune-step N        compare: calls per host-synchronized step while tuning [8]
+      --settle-calls N     compare: calls of B after it converged, before timing  [0]
       --oracle-confirm K   oracle: re-time the best K configs and the default in 3
                            alternating rounds; 0 keeps the screening pass's best   [4]
       --json FILE          write the results as JSON (rank 0)
@@ -335,6 +352,8 @@ usage: mpirun -np N ccltune-bench [options]
       --interference LIST  gemm,mem: GPU compute load while tuning and timing    [none]
       --interference-mode step|queue  step: in lockstep with each call; queue: a
                                    queue kept full by a thread                    [step]
+      --interference-phase all|compare  all: while B is tuned and while calls are
+                                   timed; compare: while timed only (after B converged) [all]
       --interference-gemm-n N      gemm: n x n float matrices, multiple of 64    [1024]
       --interference-mem-bytes SIZE  mem: bytes of each triad array               [64M]
       --interference-depth N       step: kernels per step; queue: queued at most [4]
@@ -345,7 +364,7 @@ usage: mpirun -np N ccltune-bench [options]
       --landscape-channels N    landscape: channels asked 1..N (0: ccltune's budget) [0]
   -h, --help
 compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
-converges, A and B calls alternate and each is timed. oracle: every configuration of the search
+converges (and --settle-calls more calls of B alone), A and B calls alternate and each is timed. oracle: every configuration of the search
 space is forced on A and timed (screening); the best K and NCCL's default are timed again in 3
 alternating rounds, and the best median of those re-timings is the oracle (the minimum of one pass
 over ~100-200 noisy medians is biased low: the screening minimum is reported as oracle_screen_us). overhead: host time per enqueue call (the
@@ -353,7 +372,8 @@ GPU held back by a spin kernel so the host never waits) and GPU time per call of
 B (tuned to convergence) and C (forced to B's config: no timing, no sync ops), and device memory
 used after default calls vs after tuning every row (MiB per rank). --interference: kernels on a
 stream of their own (a tiled FMA GEMM, a memory-bound triad, alternating) keep the GPU busy while
-the calls are tuned and timed, for A and B alike; never during data checks. Step mode: each call is
+the calls are tuned and timed, for A and B alike; never during data checks (--interference-phase
+compare: not while B is tuned either, so the machine changes under a converged B). Step mode: each call is
 a training step whose compute starts with the collective; rows then also report the steps'
 makespans (default_step_us, tuned_step_us). Queue mode: a thread keeps the queue full; the load's
 own throughput is in the report's meta. A JSON file measured under interference must have

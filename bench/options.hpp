@@ -35,6 +35,9 @@ struct Options {
   int max_tune_calls = 2000;
   // compare: calls between two host synchronizations while tuning (the "training step" of the tuning loop)
   int tune_step = 8;
+  // compare: calls of B after it converged and before the timing, in --tune-step steps under the tuning's load
+  // (what ccltune's monitoring and guard make of a converged workload shows in the timing; 0: none)
+  int settle_calls = 0;
   // oracle: the best this many configs of the screening pass, and NCCL's default, are timed again in
   // kOracleRounds alternating rounds; the oracle is the best re-timed median (0: screening pass only).
   int oracle_confirm = 4;

@@ -111,6 +111,7 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                           {"iters", meta.iters},
                           {"warmup", meta.warmup},
                           {"tune_step", meta.tune_step},
+                          {"settle_calls", meta.settle_calls},
                           {"modes", meta.modes},
                           {"ccltune_version", meta.ccltune_version.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(meta.ccltune_version)},

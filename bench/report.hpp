@@ -56,7 +56,8 @@ struct Meta {
   std::string backend;  // "cuda" | "simulated"
   int iters = 0;
   int warmup = 0;
-  int tune_step = 0;  // compare: calls per host-synchronized step while tuning
+  int tune_step = 0;     // compare: calls per host-synchronized step while tuning
+  int settle_calls = 0;  // compare: calls of B after it converged, before the timing
   std::vector<std::string> modes;
   std::string ccltune_version;  // empty: ccltune absent
   bool preloaded = false;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ccltune-bench's overhead mode and --interference on the simulated 4-rank cluster: the overhead
 # report has host and GPU times of the default, converged and forced communicators (C forced to
-# B's converged config), and --interference is accepted with "no effect" recorded in meta, while a
-# JSON name without "interference" is refused. Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
+# B's converged config), and --interference is accepted with "no effect" recorded in meta (its
+# phase too), while a JSON name without "interference" is refused; --settle-calls is recorded in
+# meta. Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
 set -euo pipefail
 lib="$1" simdir="$2" bench="$3" out="$4"
 mkdir -p "$out"
@@ -31,7 +32,20 @@ fi
 grep -q "must have 'interference' in its name" "$out/refused.log"
 run -c allreduce -b 1M -e 1M -n 5 --interference gemm,mem --json "$out/sim-interference.json" | tee "$out/load.log"
 grep -q "no effect on the simulated backend" "$out/load.log"
-python3 - "$out/overhead.json" "$out/sim-interference.json" <<'PY'
+# --interference-phase compare (the load only while the converged calls are timed) is recorded; an unknown phase
+# is refused.
+run -c allreduce -b 1M -e 1M -n 5 --interference gemm --interference-phase compare \
+  --json "$out/sim-interference-compare.json" >/dev/null
+if run -c allreduce -b 1M -e 1M -n 5 --interference gemm --interference-phase tuning \
+  --json "$out/sim-interference-bad.json" >"$out/bad-phase.log" 2>&1; then
+  echo "FAIL: --interference-phase tuning was accepted"
+  exit 1
+fi
+grep -q "unknown phase 'tuning'" "$out/bad-phase.log"
+# --settle-calls: B runs on after it converged, before the timing; recorded in meta.
+run -c allreduce -b 1M -e 1M -n 5 --settle-calls 64 --json "$out/settle.json" >/dev/null
+python3 - "$out/overhead.json" "$out/sim-interference.json" "$out/sim-interference-compare.json" \
+  "$out/settle.json" <<'PY'
 import json, sys
 ov = json.load(open(sys.argv[1]))
 assert ov["meta"]["modes"] == ["overhead"], ov["meta"]["modes"]
@@ -50,6 +64,12 @@ assert res["converged"] and res["tuned_us"] == row["gpu_us"]["converged"], res
 inter = json.load(open(sys.argv[2]))
 assert inter["meta"]["interference"] is False
 assert inter["meta"]["interference_load"]["kinds"] == "gemm,mem"
+assert inter["meta"]["interference_load"]["phase"] == "all"
 assert "no GPU kernels" in inter["meta"]["interference_load"]["effect"]
+assert json.load(open(sys.argv[3]))["meta"]["interference_load"]["phase"] == "compare"
+settle = json.load(open(sys.argv[4]))
+assert settle["meta"]["settle_calls"] == 64, settle["meta"]
+(res,) = settle["results"]
+assert res["converged"] and res["tuned_us"] > 0, res
 print("bench modes: ok")
 PY
