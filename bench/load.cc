@@ -393,7 +393,7 @@ absl::StatusOr<std::unique_ptr<StepLoad>> StepLoad::Create(const LoadOptions& op
   }
   if (absl::Status st = AllocLoadBuffers(device, opt, l->stream_, l->mat_, l->vec_); !st.ok()) return st;
   // Steps between two drains: a tuning block or a timed sweep of the bench (iterations x communicators).
-  l->steps_ = std::make_unique<executor::Timer>(device, 1 << 16);
+  l->steps_ = std::make_unique<executor::Timer>(device, std::max(opt.max_steps, 1));
   return l;
 }
 

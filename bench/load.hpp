@@ -36,6 +36,8 @@ struct LoadOptions {
   // Whether the load also runs while B is tuned (--interference-phase all); false (compare): only while the
   // converged calls are timed, a change of the machine's conditions between the tuning and the timing.
   bool while_tuning = true;
+  // kStep: steps timed between two drains at most (the bench's timed sweep: iterations x communicators).
+  int max_steps = 1 << 16;
   bool on() const { return gemm || mem; }
   std::string Kinds() const;  // "gemm,mem"
   const char* ModeName() const { return mode == LoadMode::kStep ? "step" : "queue"; }

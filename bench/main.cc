@@ -835,7 +835,10 @@ int Main(int argc, char** argv) {
     bench.kernels = *std::move(k);
   }
   if (cuda && opt.load.on() && opt.load.mode == LoadMode::kStep) {
-    absl::StatusOr<std::unique_ptr<StepLoad>> l = StepLoad::Create(opt.load, bench.device.get(), bench.kernels.get());
+    // Room for the longest timed sweep between two drains: -n iterations of two communicators (compare).
+    LoadOptions step_opt = opt.load;
+    step_opt.max_steps = std::max<int>(step_opt.max_steps, 2 * opt.iters + 64);
+    absl::StatusOr<std::unique_ptr<StepLoad>> l = StepLoad::Create(step_opt, bench.device.get(), bench.kernels.get());
     Check(l.status(), "creating the step load");
     bench.step_load = *std::move(l);
     absl::StatusOr<double> alone = CalibrateStep(bench.step_load.get(), 50, bench.stream);
