@@ -526,7 +526,7 @@ struct Search::Impl {
     guard_confirmed = 0;
   }
   // Whether the guard is at work: always after convergence on a config other than the default; on the
-  // default, from a drift of its time until one window of probes of the reference was judged.
+  // default, from a drift of its time until the check against the reference ended (ReferenceProbe).
   bool Guarding() const { return opt.guard && (!incumbent.IsDefault() || reference_check); }
   bool Checking() const {
     if (stage != Stage::kDone || !Guarding()) return false;
