@@ -138,8 +138,12 @@ struct Search::Impl {
   }
   int Have(const Config& eff) const { return store.Count(eff) + Pending(eff); }
   // One sample asked for as `asked` came back or will not come.
-  void Unawait(const Config& asked) {
-    if (auto it = pending.find(KeyOf(asked)); it != pending.end() && it->second > 0) --it->second;
+  // Whether it was awaited.
+  bool Unawait(const Config& asked) {
+    auto it = pending.find(KeyOf(asked));
+    if (it == pending.end() || it->second <= 0) return false;
+    --it->second;
+    return true;
   }
   int TotalPending() const {
     int n = 0;
@@ -150,9 +154,11 @@ struct Search::Impl {
   int Budget() const {
     return kBudgetRace + static_cast<int>(std::lround(kBudgetPerArm * static_cast<double>(arms.size())));
   }
-  // Entries that count against the budget: those asked for that came back or are still on their way (the
-  // waiting config's calls, run while nothing is asked for, are samples the budget does not pay for).
-  int Used() const { return stats.requested - stats.lost; }
+  // Entries that count against the budget since the search (re)started: those asked for that came back or are
+  // still on their way (the waiting config's calls, run while nothing is asked for, are samples the budget does
+  // not pay for). Not stats.requested - stats.lost: the lost count runs on across re-openings.
+  int spent = 0;
+  int Used() const { return spent; }
 
   // A screened config whose one sample reads kSuspectRatio times slower than a channel count of its own
   // subspace that measured as fast as the default or faster (NCCL's default included, where it runs that
@@ -424,6 +430,7 @@ struct Search::Impl {
       if (!c) break;
       ++pending[KeyOf(*c)];
       ++stats.requested;
+      ++spent;
       if (!out.empty() && out.back().config == *c) {
         ++out.back().calls;
       } else {
@@ -624,6 +631,7 @@ struct Search::Impl {
     stage = Stage::kScreen;
     since_default.clear();
     stats.requested = 0;
+    spent = 0;
     last_leader = Config{};
     lead_since = 0;
     ++generation;
@@ -700,7 +708,7 @@ void Search::AddSample(const Config& config, double us, int stream, bool request
 void Search::NoteRan(const Config& asked, const Config& ran) { impl_->store.NoteRan(asked, ran); }
 void Search::NoteLost(const Config& config) {
   if (impl_->stage == Impl::Stage::kDone) return;  // a probe of the guard: not counted
-  impl_->Unawait(config);
+  if (impl_->Unawait(config)) --impl_->spent;
   ++impl_->stats.lost;
   impl_->dirty = true;
   impl_->Advance();
@@ -708,6 +716,7 @@ void Search::NoteLost(const Config& config) {
 void Search::DropPending() {
   if (impl_->stage == Impl::Stage::kDone) return;
   impl_->stats.lost += impl_->TotalPending();
+  impl_->spent -= impl_->TotalPending();
   impl_->pending.clear();
   impl_->dirty = true;
   impl_->Advance();

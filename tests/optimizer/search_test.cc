@@ -308,6 +308,39 @@ TEST(Search, AdoptConvergesAtOnceAndDropPendingUnblocks) {
   EXPECT_FALSE(b.Next(64).empty());
 }
 
+// Samples lost before a re-opening (a schedule replaced, calls no rank could time) are not paid back to the
+// search that starts over: it runs within the budget of a new one (the lost count of Stats runs on across
+// re-openings, and once let a re-opened search ask for as many entries more as had been lost before).
+TEST(Search, SamplesLostBeforeAReopenLeaveTheNewSearchItsOwnBudget) {
+  int at_budget = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Landscape L = MakeLandscape(SizeClass::kFlat, seed);
+    auto to_convergence = [&](Search& s) {
+      Noise noise(seed, 0.25);  // the same samples for both
+      return DriveLandscape(s, L, noise).converged;
+    };
+    Search fresh(L.space, Options{}), again(L.space, Options{});
+    ASSERT_TRUE(to_convergence(fresh)) << seed;
+    int lost = 0;
+    for (const Candidate& c : again.Next(8)) {
+      for (int k = 0; k < c.calls; ++k) again.NoteLost(c.config);
+      lost += c.calls;
+    }
+    again.Next(8);
+    again.DropPending();
+    ASSERT_GT(again.stats().lost, lost) << seed;
+    again.Reopen();
+    ASSERT_TRUE(to_convergence(again)) << seed;
+    EXPECT_EQ(again.stats().requested, fresh.stats().requested) << seed;
+    EXPECT_EQ(again.incumbent(), fresh.incumbent()) << seed;
+    // Describe() reads "(N asked of BUDGET, ...".
+    const std::string n = std::to_string(fresh.stats().requested);
+    at_budget += fresh.Describe().find("(" + n + " asked of " + n + ",") != std::string::npos ? 1 : 0;
+  }
+  // Heavy noise on a flat landscape runs most searches to their budget, where the lost count would show.
+  EXPECT_GT(at_budget, 10);
+}
+
 // Real NCCL on the one-GPU testbed (all-reduce 1 MiB): ring/simple/nc1 read 4.1x the default on its one
 // screening sample and was dropped, while it was 1.15x faster than the default. A screening sample that
 // slow next to a fast neighbour of its own subspace (here NCCL's default, ring/simple/nc2) is sampled
