@@ -100,7 +100,11 @@ for kind in "${kinds[@]}"; do
       if [ $launch = direct ]; then
         cmd=(env LD_PRELOAD="$canary_lib" "$canary_main" "$mode") procs=1
       else
-        cmd=(mpirun "${mpirun_flags[@]}" -x LD_PRELOAD="$canary_lib" "$canary_main" "$mode") procs=2
+        # CANARY_BARRIER: the ranks meet before and after the bug (canary_main.cc), so that mpirun, which kills
+        # the others when one rank fails, cannot stop a late rank before it reports.
+        rm -rf "$dir.barrier"
+        cmd=(mpirun "${mpirun_flags[@]}" -x LD_PRELOAD="$canary_lib" -x CANARY_BARRIER="$dir.barrier" "$canary_main" "$mode")
+        procs=2
       fi
       if "${norand[@]}" "${cmd[@]}" >"$dir.log" 2>&1; then
         echo "sanitize: $kind: canary $mode ($launch): the process succeeded; a report would not fail a test"
