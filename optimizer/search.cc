@@ -560,58 +560,71 @@ struct Search::Impl {
     ++GuardOf(stream).since_probe;
     guard_store.Add(incumbent, us, stream);
   }
-  void GuardProbe(double us, int stream) {
-    guard_store.Add(Config{}, us, stream);
-    // Default samples the search asked for before it converged may still come: they count as probes, and
-    // the window is judged once it has both its probes and twice as many incumbent samples.
-    if (++guard_probes < kGuardProbes || guard_store.Count(incumbent) < 2 * kGuardProbes) return;
-    const double rel = guard_store.Relative(incumbent);
-    const double se = guard_store.RelativeStdErr(incumbent, 0.03);
-    guard_store.Clear();
+
+  // The guard's window: a probe (a call of `probe`) joins it, and once it holds kGuardProbes probes and twice as
+  // many samples of the incumbent a judgement is due: `judged`'s time relative to the default's from the window's
+  // samples (each against the default samples nearest to it), with its bounds at kGuardZ standard errors. The
+  // probe count starts over; the samples stay (the caller clears them or judges on them again).
+  struct Judgement {
+    bool valid = false;  // both the estimate and its error are finite
+    double lower = 0, relative = 0, upper = 0;
+  };
+  std::optional<Judgement> WindowJudgement(const Config& probe, const Config& judged, double us, int stream) {
+    guard_store.Add(probe, us, stream);
+    if (++guard_probes < kGuardProbes || guard_store.Count(incumbent) < 2 * kGuardProbes) return std::nullopt;
     guard_probes = 0;
     ++guard_windows;
-    if (!std::isfinite(rel) || !std::isfinite(se)) return;
-    if (rel * std::exp(-kGuardZ * se) > 1) {
+    Judgement j;
+    j.relative = guard_store.Relative(judged);
+    const double se = guard_store.RelativeStdErr(judged, 0.03);
+    j.valid = std::isfinite(j.relative) && std::isfinite(se);
+    j.lower = j.relative * std::exp(-kGuardZ * se);
+    j.upper = j.relative * std::exp(kGuardZ * se);
+    return j;
+  }
+
+  // A probe of the default while converged on another config. Default samples the search asked for before it
+  // converged may still come: they count as probes. Each window is judged on its own samples.
+  void GuardProbe(double us, int stream) {
+    const std::optional<Judgement> j = WindowJudgement(Config{}, incumbent, us, stream);
+    if (!j) return;
+    guard_store.Clear();
+    if (!j->valid) return;
+    if (j->lower > 1) {
       ++stats.demoted;
       return Reopen();
     }
     // Still faster than the default, but its edge shrank by more than drift_ratio from what the search
     // measured: the landscape moved, and another config may now be the best.
-    if (converged_relative > 0 && rel * std::exp(-kGuardZ * se) > converged_relative * (1 + opt.drift_ratio)) {
+    if (converged_relative > 0 && j->lower > converged_relative * (1 + opt.drift_ratio)) {
       ++stats.shifted;
       return Reopen();
     }
     // The gain confirmed: the probes spread out (each costs the gain of one call).
-    if (rel * std::exp(kGuardZ * se) < 1) {
+    if (j->upper < 1) {
       ++guard_confirmed;
       for (auto& [s, g] : guards) g.every = std::min(kProbeEveryMax, 2 * g.every);
     }
   }
 
-  // A probe of the reference while converged on the default (after a drift of the default's time). Every
-  // kGuardProbes probes the check is judged as GuardProbe judges a window: the reference significantly faster
-  // than the default, or closer to it by more than drift_ratio than the search measured, re-opens the search;
-  // the reference not faster than the default by more than min_gain (at kGuardZ standard errors) keeps it at
-  // its new level, and the probes stop. Neither: the check goes on with the samples it has, kCheckWindows
+  // A probe of the reference while converged on the default (after a drift of the default's time), judged as
+  // GuardProbe judges a window with the thresholds turned round: the reference significantly faster than the
+  // default, or closer to it by more than drift_ratio than the search measured, re-opens the search; the
+  // reference not faster than the default by more than min_gain (at kGuardZ standard errors) keeps it at its
+  // new level, and the probes stop. Neither: the check goes on with the samples it has, kCheckWindows
   // judgements at most (a reference 3% faster than the default needs more than 8 probes under 5-20% noise).
   void ReferenceProbe(double us, int stream) {
-    guard_store.Add(reference, us, stream);
-    if (++guard_probes < kGuardProbes || guard_store.Count(Config{}) < 2 * kGuardProbes) return;
-    const double rel = guard_store.Relative(reference);
-    const double se = guard_store.RelativeStdErr(reference, 0.03);
-    guard_probes = 0;
-    ++guard_windows;
-    const bool valid = std::isfinite(rel) && std::isfinite(se);
-    const double upper = rel * std::exp(kGuardZ * se), lower = rel * std::exp(-kGuardZ * se);
-    if (valid && upper < 1) {
+    const std::optional<Judgement> j = WindowJudgement(reference, reference, us, stream);
+    if (!j) return;
+    if (j->valid && j->upper < 1) {
       ++stats.demoted;
       return Reopen();
     }
-    if (valid && reference_relative > 0 && upper < reference_relative / (1 + opt.drift_ratio)) {
+    if (j->valid && reference_relative > 0 && j->upper < reference_relative / (1 + opt.drift_ratio)) {
       ++stats.shifted;
       return Reopen();
     }
-    if (!valid || lower > 1 - opt.min_gain || guard_windows >= kCheckWindows) {
+    if (!j->valid || j->lower > 1 - opt.min_gain || guard_windows >= kCheckWindows) {
       guard_store.Clear();
       reference_check = false;
     }
