@@ -189,6 +189,14 @@ struct Bench {
     return s;
   }
 
+  // One training step of the tuned communicator: `n` calls of B, then the stream synchronized (`sync_what`
+  // names it in an error) and the step load drained.
+  void Step(const Row& row, int64_t n, const char* sync_what) {
+    for (int64_t i = 0; i < n; ++i) Call(row, b);
+    Check(device->StreamSynchronize(stream), sync_what);
+    if (step_load) Check(step_load->Drain(), "draining the step load");
+  }
+
   // Calls B until rank 0 sees the workload settled, checking every --tune-step calls (8); every rank
   // leaves at the same call. The stream is synchronized at each check, as a training loop does once per
   // step.
@@ -197,11 +205,9 @@ struct Bench {
     load_paused = !opt.load.while_tuning;
     if (!load_paused) LoadOn();
     for (;;) {
-      int64_t block = std::min<int64_t>(opt.tune_step, opt.max_tune_calls - calls);
-      for (int64_t i = 0; i < block; ++i) Call(row, b);
+      const int64_t block = std::min<int64_t>(opt.tune_step, opt.max_tune_calls - calls);
+      Step(row, block, "stream synchronize while tuning");
       calls += block;
-      Check(device->StreamSynchronize(stream), "stream synchronize while tuning");
-      if (step_load) Check(step_load->Drain(), "draining the step load");
       int flag = 0;  // 1: settled, 2: ccltune passes the communicator through, 3: cap reached
       if (rank == 0) {
         ccltuneWorkloadStats_t s{};
@@ -220,10 +226,8 @@ struct Bench {
     // Settling: B goes on as a training loop would (ccltune monitors it, its guard probes), the same on every rank.
     for (int64_t done = 0; r->converged && done < opt.settle_calls;) {
       const int64_t block = std::min<int64_t>(opt.tune_step, opt.settle_calls - done);
-      for (int64_t i = 0; i < block; ++i) Call(row, b);
+      Step(row, block, "stream synchronize while settling");
       done += block;
-      Check(device->StreamSynchronize(stream), "stream synchronize while settling");
-      if (step_load) Check(step_load->Drain(), "draining the step load");
     }
     LoadOff();
     load_paused = false;
