@@ -440,11 +440,32 @@ struct Bench {
                       aliases->begin(), aliases->end(),
                       [&](const LandscapeAlias& x) { return x.coll == row.coll && x.bytes == row.g.bytes; })),
                   ran.empty() ? "?" : ran[0].c_str());
+    if (opt.landscape_switch) {
+      SwitchCosts(row, distinct, ran, out);
+    } else {
+      TimeBlocks(row, distinct, ran, out);
+    }
+    Check(api.SetMode(a, ccltuneModeDefault, nullptr) == ccltuneSuccess ? absl::OkStatus()
+                                                                        : absl::InternalError("ccltuneSetMode"),
+          "restoring ccltuneModeDefault on A");
+    return errors;
+  }
+
+  // A pass's order of the configs 1..n-1 (0 is NCCL's default), seeded by the pass and the row.
+  std::vector<size_t> RoundOrder(const Row& row, int round, size_t n) const {
+    std::vector<size_t> order;
+    for (size_t i = 1; i < n; ++i) order.push_back(i);
+    std::mt19937_64 rng(opt.seed * 1000003 + static_cast<uint64_t>(round) * 7919 + row.g.bytes);
+    std::shuffle(order.begin(), order.end(), rng);
+    return order;
+  }
+
+  // The landscape's passes: each config timed in a block (kLandscapeWarmup untimed calls, then
+  // opt.landscape_samples), in a new seeded order per pass, NCCL's default again after every kDefaultEvery.
+  void TimeBlocks(const Row& row, const std::vector<Config>& distinct, const std::vector<std::string>& ran,
+                  std::vector<LandscapeSample>* out) {
     for (int round = 0; round < opt.landscape_rounds; ++round) {
-      std::vector<size_t> order;
-      for (size_t i = 1; i < distinct.size(); ++i) order.push_back(i);
-      std::mt19937_64 rng(opt.seed * 1000003 + static_cast<uint64_t>(round) * 7919 + row.g.bytes);
-      std::shuffle(order.begin(), order.end(), rng);
+      const std::vector<size_t> order = RoundOrder(row, round, distinct.size());
       std::vector<size_t> blocks = {0};
       for (size_t k = 0; k < order.size(); ++k) {
         blocks.push_back(order[k]);
@@ -460,10 +481,63 @@ struct Bench {
         }
       }
     }
-    Check(api.SetMode(a, ccltuneModeDefault, nullptr) == ccltuneSuccess ? absl::OkStatus()
-                                                                        : absl::InternalError("ccltuneSetMode"),
-          "restoring ccltuneModeDefault on A");
-    return errors;
+  }
+
+  // --landscape-switch 1: what a change of config costs the calls next to it, as the search's schedule changes
+  // configs from one call to the next (no stream synchronize in between). Per round (a new seeded order) and
+  // config X: two untimed calls of NCCL's default, then timed X, X, X, default, default (seq 0-4 in the samples:
+  // X right after the default, X after X twice, the default right after X, the default after the default).
+  // Rank 0 prints, per config, the medians over rounds of seq 0 against seq 1-2 and of seq 3 against seq 4.
+  void SwitchCosts(const Row& row, const std::vector<Config>& distinct, const std::vector<std::string>& ran,
+                   std::vector<LandscapeSample>* out) {
+    constexpr int kSeq = 5;
+    std::map<size_t, std::array<std::vector<double>, kSeq>> by_config;
+    for (int round = 0; round < opt.landscape_rounds; ++round) {
+      const std::vector<size_t> order = RoundOrder(row, round, distinct.size());
+      for (size_t i : order) {
+        if (!ForceOnA(distinct[0])) continue;
+        executor::Timer timer(device.get(), kSeq + 1);
+        for (int k = 0; k < 2; ++k) Call(row, a);
+        if (!ForceOnA(distinct[i])) continue;
+        for (int k = 0; k < 3; ++k) Call(row, a, static_cast<uint64_t>(k), &timer);
+        ForceOnA(distinct[0]);  // NCCL's default: never refused
+        for (int k = 3; k < kSeq; ++k) Call(row, a, static_cast<uint64_t>(k), &timer);
+        Check(device->StreamSynchronize(stream), "stream synchronize after the switch calls");
+        std::vector<executor::Sample> samples;
+        timer.Harvest(&samples);
+        std::array<double, kSeq> lo, hi;
+        lo.fill(1e300);
+        hi.fill(-1.0);
+        for (const executor::Sample& x : samples)
+          if (x.tag < static_cast<uint64_t>(kSeq)) lo[x.tag] = hi[x.tag] = x.us;
+        MPI_Allreduce(MPI_IN_PLACE, lo.data(), kSeq, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, hi.data(), kSeq, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        for (int k = 0; k < kSeq; ++k) {
+          if (hi[k] < 0) continue;
+          const size_t c = k < 3 ? i : 0;
+          out->push_back({row.coll, row.g.bytes, distinct[c], round, static_cast<int>(i), k, lo[k], hi[k], ran[c]});
+          by_config[i][k].push_back(hi[k]);
+        }
+      }
+    }
+    if (rank != 0) return;
+    auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    for (const auto& [i, seqs] : by_config) {
+      std::vector<double> repeats = seqs[1];
+      repeats.insert(repeats.end(), seqs[2].begin(), seqs[2].end());
+      const double x_first = median(seqs[0]), x_rep = median(repeats), d_first = median(seqs[3]),
+                   d_rep = median(seqs[4]);
+      std::printf(
+          "# switch %s %llu B %-18s after default %8.2f us, repeated %8.2f us (%.3f); default after it %8.2f "
+          "us, repeated %8.2f us (%.3f)\n",
+          std::string(CollName(row.coll)).c_str(), static_cast<unsigned long long>(row.g.bytes),
+          distinct[i].ToString().c_str(), x_first, x_rep, x_rep > 0 ? x_first / x_rep : 0, d_first, d_rep,
+          d_rep > 0 ? d_first / d_rep : 0);
+    }
   }
 
   RowResult RunRow(Coll coll, int dtype, uint64_t size) {

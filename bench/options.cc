@@ -274,6 +274,12 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--landscape-samples", v, 1, 10000), [&](int64_t x) { o.landscape_samples = x; });
        }},
+      {"--landscape-switch",
+       [&](const std::string& v) -> absl::Status {
+         if (v != "0" && v != "1") return absl::InvalidArgumentError("--landscape-switch: 0 or 1");
+         o.landscape_switch = v == "1";
+         return absl::OkStatus();
+       }},
       {"--landscape-channels",
        [&](const std::string& v) {
          return status_of(ParseInt("--landscape-channels", v, 0, 64), [&](int64_t x) { o.landscape_channels = x; });
@@ -362,6 +368,8 @@ usage: mpirun -np N ccltune-bench [options]
       --landscape-rounds N      landscape: passes over every config, new order each [3]
       --landscape-samples N     landscape: timed calls per config and pass          [16]
       --landscape-channels N    landscape: channels asked 1..N (0: ccltune's budget) [0]
+      --landscape-switch 0|1    landscape: 1 times each config right after NCCL's default
+                                and the default right after it, against their repeats [0]
   -h, --help
 compare: communicator A runs NCCL's default (ccltuneModeDefault), B is tuned by ccltune; after B
 converges (and --settle-calls more calls of B alone), A and B calls alternate and each is timed. oracle: every configuration of the search

@@ -30,8 +30,10 @@ struct Options {
   int landscape_rounds = 3;    // landscape: passes over every config, each in a new order
   int landscape_samples = 16;  // landscape: timed calls per config and round
   int landscape_channels = 0;  // landscape: channels asked, 1..N (0: ccltune's channel budget)
-  int overhead_calls = 2000;   // host-timed calls per communicator (overhead mode)
-  LoadOptions load;            // --interference
+  // landscape: instead of blocks, each config's switch costs against NCCL's default (Bench::SwitchCosts).
+  bool landscape_switch = false;
+  int overhead_calls = 2000;  // host-timed calls per communicator (overhead mode)
+  LoadOptions load;           // --interference
   int max_tune_calls = 2000;
   // compare: calls between two host synchronizations while tuning (the "training step" of the tuning loop)
   int tune_step = 8;

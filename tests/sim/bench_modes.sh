@@ -3,7 +3,8 @@
 # report has host and GPU times of the default, converged and forced communicators (C forced to
 # B's converged config), and --interference is accepted with "no effect" recorded in meta (its
 # phase too), while a JSON name without "interference" is refused; --settle-calls is recorded in
-# meta. Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
+# meta; --mode landscape --landscape-switch 1 times every config next to NCCL's default (seq 0-4 per config and
+# round in the samples, one "# switch" line per config). Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
 set -euo pipefail
 lib="$1" simdir="$2" bench="$3" out="$4"
 mkdir -p "$out"
@@ -72,4 +73,22 @@ assert settle["meta"]["settle_calls"] == 64, settle["meta"]
 (res,) = settle["results"]
 assert res["converged"] and res["tuned_us"] > 0, res
 print("bench modes: ok")
+PY
+# The switch pattern: 3 rounds of every distinct config (the communicator's 2 channels: ring/ll, ring/simple, pat/simple
+# x nc1, nc2 for all-gather), 5 samples each: 3 of the config, 2 of the default after it.
+run -c allgather -b 256K -e 256K --mode landscape --landscape-out "$out/switch" --landscape-rounds 3 \
+  --landscape-channels 2 --landscape-switch 1 >"$out/switch.log"
+python3 - "$out/switch.samples" "$out/switch.log" <<'PY'
+import collections, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+# collective bytes config round pos seq min_us max_us ran
+seqs = collections.Counter((r[4], r[5]) for r in rows)
+configs = {r[4] for r in rows}
+assert len(configs) >= 4, configs
+assert all(seqs[(p, str(k))] == 3 for p in configs for k in range(5)), seqs
+for r in rows:
+    assert (r[2] == "default") == (int(r[5]) >= 3), r
+lines = [l for l in open(sys.argv[2]) if l.startswith("# switch allgather 262144")]
+assert len(lines) == len(configs), lines
+print("landscape switch: ok")
 PY
