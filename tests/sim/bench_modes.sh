@@ -92,3 +92,25 @@ lines = [l for l in open(sys.argv[2]) if l.startswith("# switch allgather 262144
 assert len(lines) == len(configs), lines
 print("landscape switch: ok")
 PY
+# SIMNCCL_SWITCH charges a change of config to the next call of the same workload: with it at 1.5 every config that
+# runs otherwise than NCCL's default reads about 1.5x right after the default (seq 0 against its repeats, seq 1-2),
+# and the default about 1.5x right after it (seq 3 against seq 4); a config NCCL runs as the default, 1x.
+run -x SIMNCCL_SWITCH=1.5 -x SIMNCCL_NOISE=0.03 -- -c allgather -b 256K -e 256K --mode landscape \
+  --landscape-out "$out/switch-cost" --landscape-rounds 3 --landscape-channels 2 --landscape-switch 1 \
+  >"$out/switch-cost.log"
+python3 - "$out/switch-cost.samples" <<'PY'
+import collections, statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+us = collections.defaultdict(lambda: collections.defaultdict(list))
+ran = {}
+for r in rows:  # collective bytes config round pos seq min_us max_us ran
+    us[r[4]][int(r[5])].append(float(r[7]))
+    ran[(r[4], int(r[5]) >= 3)] = r[8]
+assert len(us) >= 4, us.keys()
+for pos, seq in us.items():
+    x = statistics.median(seq[0]) / statistics.median(seq[1] + seq[2])
+    d = statistics.median(seq[3]) / statistics.median(seq[4])
+    want = 1.0 if ran[(pos, False)] == ran[(pos, True)] else 1.5
+    assert abs(x - want) < 0.15 and abs(d - want) < 0.15, (pos, ran[(pos, False)], ran[(pos, True)], x, d)
+print("switch cost: ok")
+PY
