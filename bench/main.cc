@@ -371,6 +371,15 @@ struct Bench {
     executor::Timer timer(device.get(), n + 1);
     for (int i = 0; i < n; ++i) Call(row, comm, static_cast<uint64_t>(i), &timer);
     Check(device->StreamSynchronize(stream), "stream synchronize after timed calls");
+    std::vector<std::pair<double, double>> out;
+    for (const auto& [lo, hi] : OverRanks(timer, n))
+      if (hi >= 0) out.push_back({lo, hi});
+    return out;
+  }
+
+  // The times of `timer`'s calls tagged 0..n-1 (the stream synchronized), as (minimum, maximum) over the ranks;
+  // the maximum is -1 for a call no rank timed. Collective: every rank calls it.
+  std::vector<std::pair<double, double>> OverRanks(executor::Timer& timer, int n) {
     std::vector<executor::Sample> samples;
     timer.Harvest(&samples);
     std::vector<double> lo(n, 1e300), hi(n, -1.0);
@@ -379,8 +388,7 @@ struct Bench {
     MPI_Allreduce(MPI_IN_PLACE, lo.data(), n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, hi.data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     std::vector<std::pair<double, double>> out;
-    for (int i = 0; i < n; ++i)
-      if (hi[i] >= 0) out.emplace_back(lo[i], hi[i]);
+    for (int i = 0; i < n; ++i) out.emplace_back(lo[i], hi[i]);
     return out;
   }
 
@@ -503,29 +511,18 @@ struct Bench {
         ForceOnA(distinct[0]);  // NCCL's default: never refused
         for (int k = 3; k < kSeq; ++k) Call(row, a, static_cast<uint64_t>(k), &timer);
         Check(device->StreamSynchronize(stream), "stream synchronize after the switch calls");
-        std::vector<executor::Sample> samples;
-        timer.Harvest(&samples);
-        std::array<double, kSeq> lo, hi;
-        lo.fill(1e300);
-        hi.fill(-1.0);
-        for (const executor::Sample& x : samples)
-          if (x.tag < static_cast<uint64_t>(kSeq)) lo[x.tag] = hi[x.tag] = x.us;
-        MPI_Allreduce(MPI_IN_PLACE, lo.data(), kSeq, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-        MPI_Allreduce(MPI_IN_PLACE, hi.data(), kSeq, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        const std::vector<std::pair<double, double>> t = OverRanks(timer, kSeq);
         for (int k = 0; k < kSeq; ++k) {
-          if (hi[k] < 0) continue;
+          const auto [lo, hi] = t[k];
+          if (hi < 0) continue;
           const size_t c = k < 3 ? i : 0;
-          out->push_back({row.coll, row.g.bytes, distinct[c], round, static_cast<int>(i), k, lo[k], hi[k], ran[c]});
-          by_config[i][k].push_back(hi[k]);
+          out->push_back({row.coll, row.g.bytes, distinct[c], round, static_cast<int>(i), k, lo, hi, ran[c]});
+          by_config[i][k].push_back(hi);
         }
       }
     }
     if (rank != 0) return;
-    auto median = [](std::vector<double> v) {
-      if (v.empty()) return 0.0;
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-      return v[v.size() / 2];
-    };
+    auto median = [](const std::vector<double>& v) { return Median(v).value_or(0); };
     for (const auto& [i, seqs] : by_config) {
       std::vector<double> repeats = seqs[1];
       repeats.insert(repeats.end(), seqs[2].begin(), seqs[2].end());
