@@ -64,7 +64,7 @@ constexpr double kSuspectRatio = 1.5;
 constexpr double kSecondLook = 0.10;
 constexpr int kMinLook = 3;
 // The second look during the first screening's round trip (SecondLook) goes to an arm whose one sample reads more
-// than kLookOutlier times the measured noise above the best arm's.
+// than kLookOutlier times the measured noise (of log time) above the best arm's.
 constexpr double kLookOutlier = 3;
 constexpr double kLookSigmas = 2.5;
 // The guard after convergence on a config other than NCCL's default: one call of the default is asked for
@@ -408,8 +408,8 @@ struct Search::Impl {
       if (Have(a) < ScreenTarget(a)) return a;
     // The race starts once every arm's screening came back: entries asked for before would be spent on
     // what the first one or two samples happened to show (with a deep pipeline, most of the budget).
-    // Meanwhile (the first screening's round trip, when the schedule would otherwise run dry) an arm whose one
-    // sample came back and leaves it in the race gets a second look, the best first.
+    // Meanwhile (the first screening's round trip, when nothing else is worth asking for) an arm the race would
+    // drop on one outlying sample gets a second look (SecondLook).
     if (!Screened()) return refine_steps == 0 ? SecondLook() : std::nullopt;
     const Config leader = RaceLeader();
     if (leader.IsDefault()) return std::nullopt;
