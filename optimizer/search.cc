@@ -63,9 +63,6 @@ constexpr double kSuspectRatio = 1.5;
 // than the default, read 1.18 on its one screening sample and the search stayed on the default).
 constexpr double kSecondLook = 0.10;
 constexpr int kMinLook = 3;
-// The second look during the first screening's round trip (SecondLook) goes to an arm whose one sample reads more
-// than kLookOutlier times the measured noise (of log time) above the best arm's.
-constexpr double kLookOutlier = 3;
 constexpr double kLookSigmas = 2.5;
 // The guard after convergence on a config other than NCCL's default: one call of the default is asked for
 // every `every` monitoring samples of the incumbent (kProbeEvery at first, doubling up to kProbeEveryMax
@@ -377,40 +374,13 @@ struct Search::Impl {
     return !w.IsDefault() && store.Relative(w) < 1 ? w : Config{};
   }
 
-  // While the first screening's samples are on their way: the arm, among those whose one sample came back, that
-  // the race would drop on it (not the best so far, not a challenger of it: its lower bound is above the best's
-  // estimate) although the sample may be an outlier (it reads more than kLookOutlier times the noise above the
-  // best, within kSecondLook of the default, and is not out of the race), the fastest first. One screening
-  // sample decides an arm's fate, and one call reads 1.3-1.6x slow now and then: real NCCL on the H200 testbed
-  // (15th session), the oracle's all-gather and reduce-scatter 256 KiB pat/simple/nc1 read 1.02-1.04x the default
-  // on theirs (0.68-0.71x in the oracle) beside a leader at 0.74-0.76x, and the searches converged on that
-  // leader. The round trip would otherwise run the waiting config (NCCL's default).
-  std::optional<Config> SecondLook() const {
-    double top = kInf;
-    for (const Config& a : arms)
-      if (store.Count(a) > 0) top = std::min(top, store.Relative(a));
-    std::optional<Config> pick;
-    double best = kInf;
-    const double outlier = std::exp(kLookOutlier * store.Noise());
-    for (const Config& a : arms) {
-      if (store.Count(a) != 1 || Have(a) != 1) continue;
-      const double v = store.Relative(a);
-      // The best so far, and an arm its lower bound keeps a challenger of it, get their samples in the race.
-      if (!(v > top) || Lower(a, false) < top || v < top * outlier) continue;
-      if (v < 1 + kSecondLook && !internal::OutOfRace(a, top, store) && v < best) best = v, pick = a;
-    }
-    return pick;
-  }
-
   // The next arm to sample, or nothing when every sample worth asking for now is asked for.
   std::optional<Config> NextArm() const {
     for (const Config& a : arms)
       if (Have(a) < ScreenTarget(a)) return a;
     // The race starts once every arm's screening came back: entries asked for before would be spent on
     // what the first one or two samples happened to show (with a deep pipeline, most of the budget).
-    // Meanwhile (the first screening's round trip, when nothing else is worth asking for) an arm the race would
-    // drop on one outlying sample gets a second look (SecondLook).
-    if (!Screened()) return refine_steps == 0 ? SecondLook() : std::nullopt;
+    if (!Screened()) return std::nullopt;
     const Config leader = RaceLeader();
     if (leader.IsDefault()) return std::nullopt;
     std::optional<Config> pick;

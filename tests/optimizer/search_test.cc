@@ -419,42 +419,6 @@ TEST(Search, ALeaderSlightlySlowOnItsOnlySampleGetsASecondLook) {
   EXPECT_GE(found, 18);  // without the second look: 0 of 20
 }
 
-// Real NCCL on the H200 testbed (15th session): all-gather 256 KiB's first candidate, pat/simple/nc1 (the winner of
-// the neighbouring size, the oracle's pick at 0.68x the default), read 1.04x the default on its one sample,
-// pat/simple/nc2 led at 0.74x, and the search converged on it. An arm whose one screening sample reads that far
-// above the best (more than the noise can explain) gets a second look while the screening's round trip would
-// leave the schedule idle.
-TEST(Search, AnOutlierScreeningSampleFarAboveTheBestGetsASecondLook) {
-  const SearchSpace space = RingAndTreeOnTwoChannels();
-  const Config best{kAlgoTree, kProtoSimple, 1, 0};
-  Prior prior;
-  prior.hints.push_back(best);
-  int found = 0;
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
-    Search s(space, Options{}, prior);
-    Noise noise(seed, 0.03);
-    bool first = true;
-    testing::DriveWith(
-        s,
-        [&](const Config& c, int64_t) {
-          const Config r = RunsOnTwoChannels(c);
-          if (c.IsDefault() || (r.algo == kAlgoRing && r.channels == 2)) return noise(1000.0);
-          if (r == best) {
-            const double us = noise(first ? 1020.0 : 680.0);
-            first = false;
-            return us;
-          }
-          return noise(r.algo == kAlgoTree ? 750.0 : 1100.0);
-        },
-        RunsOnTwoChannels, testing::DriveOptions{});
-    ASSERT_EQ(s.state(), State::kConverged) << seed;
-    found += s.incumbent() == best ? 1 : 0;
-  }
-  // Without the second look 8 of 20 (the searches that find it sample it again late in the race); with it 14.
-  // Most of the rest end with the outlier and one sample at the truth, a median of two still above the leader.
-  EXPECT_GE(found, 12);
-}
-
 }  // namespace
 // Real NCCL 2.28 on two NVLink H100s (tests/data/landscapes/nvlink2-h100, all-gather 64 KiB, ring/LL):
 // NCCL runs fewer channels than asked for a small message without a ceiling: 5 runs as 4, 7 as 6, 9-15 as
