@@ -54,6 +54,7 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
   // A rank never skips a sync: the others would wait for it forever. A leader message that cannot be
   // encoded becomes an empty one with the error flag raised, which stops tuning on every rank.
   const uint64_t id = *actions.issue;
+  book_.NewInterval();
 #if CCLTUNE_PLANTED_BUG_SKIP_SYNC
   // PLANTED BUG (negative control, ccltune_coordinator_planted_skip_sync only): rank 1 skips sync 3,
   // which every other rank issues; its next collective then meets their sync op.

@@ -61,8 +61,13 @@ inline constexpr uint32_t kMaxCallsPerEntry = 4095;
 inline constexpr int kSampleSlots = 96;
 inline constexpr int kSampleWords = 2 * kSampleSlots;
 inline constexpr int kExtendedWords = kPayloadWords + kSampleWords;
-// A converged workload's final entry is timed on every kMonitorEvery-th call (every rank alike).
+// A converged workload's final entry is timed on every kMonitorEvery-th call (every rank alike), and such
+// monitoring calls are timed kMonitorPerInterval times at most between two sync points: one sync carries
+// kSampleSlots timings, and once everything is converged the intervals grow to tens of thousands of units
+// (one call in 16 of those would be thousands of timings per sync, a backlog the syncs carry ever later: the
+// leader then judges a drift on timings from long ago, and holds every waiting timing in memory meanwhile).
 inline constexpr uint64_t kMonitorEvery = 16;
+inline constexpr int kMonitorPerInterval = kSampleSlots / 2;
 
 using Words = std::array<uint64_t, kPayloadWords>;
 using SampleWords = std::array<uint64_t, kSampleWords>;
@@ -162,6 +167,8 @@ class ScheduleBook {
   // True when only the final entry is left (or the workload has no schedule).
   bool Exhausted(uint64_t workload) const;
   bool Converged(uint64_t workload) const;
+  // A sync point was issued (every rank at the same unit): the monitoring calls' allowance starts again.
+  void NewInterval() { monitor_timed_ = 0; }
   void Clear();
   size_t size() const { return book_.size(); }
 
@@ -173,6 +180,7 @@ class ScheduleBook {
     uint64_t final_calls = 0;  // calls served by the final entry since it became converged
   };
   std::unordered_map<uint64_t, Slot> book_;
+  int monitor_timed_ = 0;  // monitoring calls timed since the last sync point
 };
 
 // Where the sync points fall. s_0 = kFirstSyncUnit, s_{j+1} = s_j + I_j, I_j = kInitialInterval for

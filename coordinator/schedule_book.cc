@@ -35,7 +35,11 @@ std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload) {
     // A converged final entry is sampled now and then (monitoring). A search's final entry runs while
     // the schedule waits for timings: every such call is a sample too (the leader's search takes it
     // as a sample of the incumbent it did not ask for), so the wait measures the reference.
-    const bool timed = s.converged ? s.final_calls++ % kMonitorEvery == 0 : true;
+    bool timed = true;
+    if (s.converged) {
+      timed = s.final_calls++ % kMonitorEvery == 0 && monitor_timed_ < kMonitorPerInterval;
+      if (timed) ++monitor_timed_;
+    }
     return Call{s.final_config, timed, false};
   }
   ScheduleEntry& front = s.pending.front();

@@ -341,5 +341,35 @@ TEST(CommCoordinator, CarriedTimingsReachTheLeaderOnceInOrder) {
   for (int i = 1; i < 4; ++i) EXPECT_TRUE(r[i].carried.empty());  // only the leader is handed them
 }
 
+// Once everything is converged the intervals are long (here 16384 units): the monitoring calls timed in one
+// are few enough for the syncs to carry them, so the leader's newest timing stays a few intervals behind the
+// calls instead of falling further behind at every sync (one call in 16 timed, 96 carried per sync).
+TEST(CommCoordinator, MonitoringTimingsKeepUpWithLongIntervals) {
+  RunOptions o;
+  o.units = 100000;
+  constexpr uint64_t kInterval = 16384;
+  o.build_message = [](uint64_t sync_id) {
+    LeaderMessage m;
+    m.interval = kInterval;
+    if (sync_id == 0) {
+      for (uint64_t w : {101, 102, 106}) {
+        WorkloadUpdate u;
+        u.workload = w;
+        u.entries.push_back({Config{.algo = kAlgoRing, .proto = kProtoSimple, .channels = 4}, 0});
+        u.converged = true;
+        m.updates.push_back(u);
+      }
+    }
+    return m;
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(r[i].timed, r[0].timed);
+  const auto& c = r[0].carried;
+  ASSERT_GT(c.size(), 100u);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i].first, i) << "delivered out of order or twice";
+  // Timed but not carried: those since the sync point kLag before the last one (kLag + 2 intervals) at most.
+  EXPECT_LE(r[0].timed - c.size(), static_cast<uint64_t>((kLag + 2) * kMonitorPerInterval));
+}
+
 }  // namespace
 }  // namespace ccltune::coordinator

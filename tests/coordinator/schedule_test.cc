@@ -117,5 +117,29 @@ TEST(ScheduleBook, TimedCalls) {
   EXPECT_EQ(n, 3);
 }
 
+// Between two sync points at most kMonitorPerInterval monitoring calls are timed, over all converged
+// workloads together (a sync carries kSampleSlots timings); scheduled calls and a searching workload's final
+// entry are timed regardless, and a new interval starts the allowance again.
+TEST(ScheduleBook, MonitoringCallsPerIntervalAreBounded) {
+  ScheduleBook b;
+  b.Apply({.workload = 1, .entries = {{kInc, 0}}, .converged = true});
+  b.Apply({.workload = 2, .entries = {{kB, 0}}, .converged = true});
+  b.Apply({.workload = 3, .entries = {{kA, 0}}});  // searching: its final entry is timed while it waits
+  const uint64_t calls = 4 * kMonitorEvery * kMonitorPerInterval;
+  for (int interval = 0; interval < 3; ++interval) {
+    b.NewInterval();
+    int monitored = 0, waiting = 0;
+    for (uint64_t i = 0; i < calls; ++i) {
+      monitored += b.Next(1)->timed + b.Next(2)->timed;
+      waiting += b.Next(3)->timed;
+    }
+    EXPECT_EQ(monitored, kMonitorPerInterval) << interval;
+    EXPECT_EQ(waiting, static_cast<int>(calls)) << interval;
+    // A scheduled sample is timed past the allowance.
+    b.Apply({.workload = 1, .entries = {{kA, 1}, {kInc, 0}}, .converged = true});
+    EXPECT_TRUE(b.Next(1)->timed) << interval;
+  }
+}
+
 }  // namespace
 }  // namespace ccltune::coordinator

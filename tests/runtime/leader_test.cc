@@ -84,6 +84,7 @@ struct Loop {
     }
     flying.clear();
     if (!s.empty()) leader.OnSamples(first, s);
+    book.NewInterval();  // as the coordinator does at each sync point (the monitoring's allowance)
     coordinator::LeaderMessage m = leader.Build(book);
     auto words = coordinator::Encode(&m, id, {});
     ASSERT_TRUE(words.ok()) << words.status();
