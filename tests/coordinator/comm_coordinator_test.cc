@@ -341,13 +341,13 @@ TEST(CommCoordinator, CarriedTimingsReachTheLeaderOnceInOrder) {
   for (int i = 1; i < 4; ++i) EXPECT_TRUE(r[i].carried.empty());  // only the leader is handed them
 }
 
-// Once everything is converged the intervals are long (here 16384 units): the monitoring calls timed in one
+// Once everything is converged the intervals are long (here 4096 units): the monitoring calls timed in one
 // are few enough for the syncs to carry them, so the leader's newest timing stays a few intervals behind the
 // calls instead of falling further behind at every sync (one call in 16 timed, 96 carried per sync).
 TEST(CommCoordinator, MonitoringTimingsKeepUpWithLongIntervals) {
   RunOptions o;
   o.units = 100000;
-  constexpr uint64_t kInterval = 16384;
+  constexpr uint64_t kInterval = 4096;
   o.build_message = [](uint64_t sync_id) {
     LeaderMessage m;
     m.interval = kInterval;
@@ -367,8 +367,10 @@ TEST(CommCoordinator, MonitoringTimingsKeepUpWithLongIntervals) {
   const auto& c = r[0].carried;
   ASSERT_GT(c.size(), 100u);
   for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i].first, i) << "delivered out of order or twice";
-  // Timed but not carried: those since the sync point kLag before the last one (kLag + 2 intervals) at most.
-  EXPECT_LE(r[0].timed - c.size(), static_cast<uint64_t>((kLag + 2) * kMonitorPerInterval));
+  // Timed but not carried: at most those of the last 2 kLag + 1 intervals. Sync k carries the calls timed before
+  // sync point k - kLag, and reaches the leader by sync point k + kLag at the latest (earlier when the leader's
+  // poll finds it complete: how much earlier depends on the threads' timing, so only the latest counts here).
+  EXPECT_LE(r[0].timed - c.size(), static_cast<uint64_t>((2 * kLag + 1) * kMonitorPerInterval));
 }
 
 }  // namespace
