@@ -176,6 +176,7 @@ void Leader::EnsureSearch(Work& w) {
 void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call,
                      uint64_t unit) {
   timed_[seq] = Timed{workload, asked, scheduled, call, unit};
+  next_timed_ = seq + 1;
   Work& w = Get(workload);
   if (scheduled) ++w.scheduled_in_flight;
   w.back_to_back = w.last_timed_unit != 0 && unit == w.last_timed_unit + 1;
@@ -228,6 +229,12 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     if (c == nullptr || !c->search.has_value()) continue;
     optimizer::Search& s = *c->search;
     const bool was_converged = s.state() == optimizer::State::kConverged;
+    // A converged search reads the calls of the converged schedule only: those of its last search entries (and
+    // of the config it waited on) come back after the decision, until the update applies, and would be the
+    // monitoring's first window, its baseline (simulated testbed noise, reduce-scatter 16 MiB kept on the
+    // default: such calls read 1.2x its level before, and a 1.3x drift later read 1.07x that baseline, below
+    // the drift ratio, and was never judged).
+    if (was_converged && (!w.applied_converged || first_seq + i < w.converged_from)) continue;
     // Samples of a converged search are few: its statistics are read for them only.
     const optimizer::Stats before = was_converged ? s.stats() : optimizer::Stats{};
     s.AddSample(t.asked, us, w.stream, t.scheduled);
@@ -270,6 +277,8 @@ void Leader::OnApplied(const coordinator::WorkloadUpdate& u, const std::vector<c
   Work& w = it->second;
   w.awaiting_apply = false;
   w.shipped_unapplied = 0;
+  if (u.converged && !w.applied_converged) w.converged_from = next_timed_;
+  w.applied_converged = u.converged;
   // Replaced calls never run: their timings will not come.
   Class* c = ClassOf(w);
   if (c == nullptr || !c->search.has_value()) return;

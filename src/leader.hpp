@@ -108,6 +108,10 @@ class Leader {
     bool awaiting_apply = false;     // an update for it is in flight
     bool probe_only = false;         // ... and it only adds a probe of the guard (no need to hurry)
     bool sent_converged = false;
+    // Whether the last update applied was converged, and the first timed call (number) that ran on the converged
+    // schedule: a converged search's samples are of calls from there on (see OnSamples).
+    bool applied_converged = false;
+    uint64_t converged_from = 0;
     int sent_generation = -1;  // the search's generation() when entries were last shipped
     Config last_final;
     std::optional<Config> import;  // to ship
@@ -169,6 +173,7 @@ class Leader {
   std::vector<uint64_t> order_;  // first-seen order, for deterministic packing
   std::map<uint64_t, Class> classes_;
   std::map<uint64_t, Timed> timed_;          // seq -> the timed call, until its timing arrives
+  uint64_t next_timed_ = 0;                  // the number the next timed call gets
   std::set<std::pair<int, int>> connected_;  // algorithm/protocol pairs NCCL has run on this communicator
   bool frozen_ = false;
 };

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -64,6 +65,10 @@ struct Loop {
   double default_factor = 1;   // NCCL's default's time multiplied by this (the landscape shifts)
   int lose_every = 0;          // every lose_every-th sync leaves its first timing out of its window: never carried
   int syncs = 0;
+  // Syncs between building an update and applying it (0: at once; the runtime's is coordinator::kLag).
+  int apply_lag = 0;
+  int built = 0;                                                   // Syncs so far
+  std::deque<std::pair<int, coordinator::WorkloadUpdate>> queued;  // (the Sync it applies at, the update)
 
   explicit Loop(Leader::Options o) : leader(o) {}
 
@@ -84,18 +89,30 @@ struct Loop {
     }
     flying.clear();
     if (!s.empty()) leader.OnSamples(first, s);
+    ++built;
+    while (!queued.empty() && queued.front().first <= built) {
+      Apply(queued.front().second);
+      queued.pop_front();
+    }
     book.NewInterval();  // as the coordinator does at each sync point (the monitoring's allowance)
     coordinator::LeaderMessage m = leader.Build(book);
     auto words = coordinator::Encode(&m, id, {});
     ASSERT_TRUE(words.ok()) << words.status();
     for (const auto& u : m.updates) {
-      const std::vector<coordinator::ScheduleEntry> dropped = book.Apply(u);
-      if (report_dropped) {
-        leader.OnApplied(u, dropped);
-      } else {
-        leader.OnApplied(u);
-      }
       shipped.push_back(u);
+      if (apply_lag == 0) {
+        Apply(u);
+      } else {
+        queued.emplace_back(built + apply_lag, u);
+      }
+    }
+  }
+  void Apply(const coordinator::WorkloadUpdate& u) {
+    const std::vector<coordinator::ScheduleEntry> dropped = book.Apply(u);
+    if (report_dropped) {
+      leader.OnApplied(u, dropped);
+    } else {
+      leader.OnApplied(u);
     }
   }
 
@@ -176,6 +193,42 @@ TEST(Leader, TunedTimeIsMeasuredBesideTheDefault) {
   ASSERT_GT(st->default_us, 0);
   EXPECT_NEAR(st->incumbent_us / st->default_us, Cost(best, 1 << 20) / Cost(Config{}, 1 << 20), 0.01)
       << best.ToString();
+}
+
+// A converged search's monitoring reads the calls of the converged schedule only. The runtime applies an update
+// two syncs after it is built: the calls in between run the search's last entries, and their timings come back
+// after the decision. Here they read 1.3x: taken as the monitoring's first window (its baseline), the calls after
+// would read as a drift and re-open the search (the guard off: a drift re-opens it directly).
+TEST(Leader, TheMonitoringBaselineIsTakenOnTheConvergedSchedule) {
+  Leader::Options o = Opts();
+  o.search.guard = false;
+  Loop loop(o);
+  loop.apply_lag = 2;
+  const WorkloadKey k = Key(1 << 20);
+  loop.keys = {k, k, k, k, k, k};  // six calls per sync
+  const uint64_t h = k.Hash();
+  auto converged_shipped = [&] {
+    for (const coordinator::WorkloadUpdate& u : loop.shipped)
+      if (u.converged) return true;
+    return false;
+  };
+  uint64_t id = 0;
+  for (int it = 0; it < 400 && !loop.book.Converged(h); ++it) {
+    for (const WorkloadKey& key : loop.keys) loop.Call(key);
+    loop.slow = converged_shipped() ? 1.3 : 1.0;  // the calls between the decision and its apply
+    loop.Sync(id++);
+  }
+  ASSERT_TRUE(loop.book.Converged(h)) << loop.leader.Describe(h);
+  const size_t converged_at = loop.shipped.size();
+  loop.slow = 1.0;
+  for (int it = 0; it < 400; ++it) {
+    for (const WorkloadKey& key : loop.keys) loop.Call(key);
+    loop.Sync(id++);
+  }
+  for (size_t i = converged_at; i < loop.shipped.size(); ++i)
+    EXPECT_TRUE(loop.shipped[i].converged) << "update " << i << ": the search re-opened";
+  EXPECT_TRUE(loop.book.Converged(h));
+  EXPECT_GE(loop.leader.StatsOf(h)->samples, 100);  // the monitoring's samples kept coming
 }
 
 // After convergence on a config other than NCCL's default, the search's guard has the default run now and then:
