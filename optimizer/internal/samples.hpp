@@ -88,6 +88,9 @@ class SampleStore {
   // the best of several on these samples may owe its estimate to luck. Both are errors of log(Relative):
   // Noise() is measured on log(time).
   double OwnStdErr(const Config& effective, double floor, int64_t since = 0) const;
+  // The config's samples (from index `since` on) each over the default measured next to it, in arrival
+  // order; samples whose stream has no default sample yet are left out.
+  std::vector<double> Normalised(const Config& effective, int64_t since = 0) const;
 
   void Clear();
   static constexpr int kLocal = 5;
@@ -95,7 +98,6 @@ class SampleStore {
  private:
   // `used` (optional) collects the arrival indices of the default samples the reference came from.
   double LocalDefault(int64_t index, int stream, std::vector<int64_t>* used = nullptr) const;
-  std::vector<double> Normalised(const Config& effective, int64_t since = 0) const;
   void IndexDefaults();  // rebuilds default_by_stream_ from samples_
   std::map<ConfigKey, std::vector<Sample>> samples_;
   std::map<int, std::vector<Sample>> default_by_stream_;  // the default's samples per stream, in arrival order
