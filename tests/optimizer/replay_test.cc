@@ -1,10 +1,11 @@
 // The search against landscapes recorded on real NCCL (tests/data/landscapes: the one-GPU testbed, 4 and 8 ranks, 2 and
-// 8 channels; two NVLink H100s, 24 channels, calls of 10-80 us), replayed with their measured noise (replay.hpp: the
-// recorded samples themselves, or the recorded spread under slow periods shared by every config, drawn call by call or
-// in stretches of consecutive recorded calls) and judged by the recorded truth. Targets, per file and noise mode over
-// 20 seeds of every row: per collective, the share of the headroom captured, log(default/tuned) / log(default/oracle)
-// of the geometric means, at least kMinShare; tuned slower than the default by more than 2% in at most 5% of runs; mean
-// calls to converge (every call of the workload until it converged, pipeline waits included) within kMaxMeanCalls.
+// 8 channels; two and four NVLink H100s and four NVLink H200s, 24 channels, calls of 10-80 us), replayed with their
+// measured noise (replay.hpp: the recorded samples themselves, or the recorded spread under slow periods shared by
+// every config, drawn call by call or in stretches of consecutive recorded calls) and judged by the recorded truth.
+// Targets, per file and noise mode over 20 seeds of every row: per collective, the share of the headroom captured,
+// log(default/tuned) / log(default/oracle) of the geometric means, at least kMinShare; tuned slower than the default by
+// more than 2% in at most 5% of runs; mean calls to converge (every call of the workload until it converged, pipeline
+// waits included) within kMaxMeanCalls.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -91,7 +92,9 @@ INSTANTIATE_TEST_SUITE_P(Testbed, Replayed,
                                            ReplayCase{"nvlink2-h100", NoiseMode::kRecorded, 0.38, 66},
                                            ReplayCase{"nvlink2-h100", NoiseMode::kDrift, 0.42, 68},
                                            ReplayCase{"nvlink4-h100", NoiseMode::kRecorded, 0.50, 61},
-                                           ReplayCase{"nvlink4-h100", NoiseMode::kDrift, 0.50, 60}),
+                                           ReplayCase{"nvlink4-h100", NoiseMode::kDrift, 0.50, 60},
+                                           ReplayCase{"nvlink4-h200", NoiseMode::kRecorded, 0.60, 57},
+                                           ReplayCase{"nvlink4-h200", NoiseMode::kSequential, 0.60, 57}),
                          [](const ::testing::TestParamInfo<ReplayCase>& i) {
                            std::string n = i.param.file;
                            for (char& c : n)
