@@ -23,7 +23,9 @@
 // sync with a higher id runs on ranks that all applied sync 0, which stops tuning and syncing on every
 // rank unless all run the same version; from protocol version 2 on, those syncs carry kSampleWords more
 // words: the timings of earlier calls, every rank writing its own, two words per timed call (2^63 - ns
-// and ns, so the MAX delivers the minimum and the maximum over ranks; 0 where a rank has none).
+// and ns, so the MAX delivers the minimum and the maximum over ranks; 0 where a rank has none). From
+// version 3 on, a rank that timed a call from an idle stream (executor::IdleFilter) writes the reserved
+// timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank did.
 #pragma once
 
 #include <algorithm>
@@ -49,7 +51,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 2;
+inline constexpr uint64_t kProtocolVersion = 3;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -99,14 +101,18 @@ struct WorkloadUpdate {
   friend bool operator==(const WorkloadUpdate&, const WorkloadUpdate&) = default;
 };
 
-// One carried timing: the minimum and maximum over the ranks that timed the call.
+// One carried timing: the minimum and maximum over the ranks that timed the call, or, where some rank
+// timed it from an idle stream, `idle` and no times.
 struct CarriedSample {
   double min_us = 0;
   double max_us = 0;
+  bool idle = false;
   friend bool operator==(const CarriedSample&, const CarriedSample&) = default;
 };
 // Writes slot `slot` of a rank's contribution (us > 0); a slot left alone means "not timed here".
 void EncodeSample(SampleWords* words, int slot, double us);
+// Writes slot `slot` as timed from an idle stream on this rank: the reduced slot then decodes as idle.
+void EncodeIdleSample(SampleWords* words, int slot);
 // The first `n` slots of reduced sample words: a sample, or nullopt where no rank had one. DataLoss
 // for a slot whose two words do not belong together.
 absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const SampleWords& reduced, int n);

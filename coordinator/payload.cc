@@ -189,18 +189,28 @@ void EncodeSample(SampleWords* words, int slot, double us) {
   (*words)[2 * slot + 1] = ns;
 }
 
+void EncodeIdleSample(SampleWords* words, int slot) {
+  if (slot < 0 || slot >= kSampleSlots) return;
+  (*words)[2 * slot] = kSampleMinBase - kIdleSampleNs;
+  (*words)[2 * slot + 1] = kIdleSampleNs;
+}
+
 absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const SampleWords& r, int n) {
   if (n < 0 || n > kSampleSlots) return Malformed(absl::StrCat("sample count ", n, " out of 0..", kSampleSlots));
   std::vector<std::optional<CarriedSample>> out(n);
   for (int i = 0; i < n; ++i) {
     const uint64_t lo = r[2 * i], hi = r[2 * i + 1];
     if (lo == 0 && hi == 0) continue;
-    if (lo == 0 || hi == 0 || lo > kSampleMinBase - 1 || hi > kMaxSampleNs) {
+    if (lo == 0 || hi == 0 || lo > kSampleMinBase - 1 || hi > kIdleSampleNs) {
       return Malformed(absl::StrCat("sample slot ", i, " words do not belong together"));
     }
     const uint64_t min_ns = kSampleMinBase - lo;
-    if (min_ns == 0 || min_ns > kMaxSampleNs || min_ns > hi) {
+    if (min_ns == 0 || min_ns > kIdleSampleNs || min_ns > hi) {
       return Malformed(absl::StrCat("sample slot ", i, " has its minimum above its maximum"));
+    }
+    if (hi == kIdleSampleNs) {
+      out[i] = CarriedSample{0, 0, true};
+      continue;
     }
     out[i] = CarriedSample{static_cast<double>(min_ns) / 1000.0, static_cast<double>(hi) / 1000.0};
   }

@@ -74,6 +74,10 @@ class Device {
 
   // True while `s` is capturing a CUDA graph (never for the simulated backend).
   virtual bool IsCapturing(Stream s) = 0;
+  // True when all work enqueued on `s` so far has completed, so that work enqueued now starts when the
+  // host enqueues it. False when unknown, and always for the simulated backend (its streams run
+  // nothing asynchronously). Never call it on a stream that captures.
+  virtual bool StreamIdle(Stream s) { return false; }
 
   // Kernels of a module image (cubin, PTX or fatbin, as cuModuleLoadData takes) loaded into the
   // current device's context. Only the CUDA backend runs kernels: the others (the simulated one)
@@ -107,6 +111,27 @@ absl::StatusOr<std::unique_ptr<Device>> OpenSimulatedDevice();
 struct Sample {
   uint64_t tag = 0;  // the caller's tag (the runtime packs workload and candidate into it)
   double us = 0;
+  // The stream was idle when the region began: its start event ran at once, so `us` also holds the
+  // host's enqueueing of what the region times (for an NCCL call, its launch, and on a multi-rank
+  // call the other ranks' late arrival), not only the device's run of it.
+  bool idle = false;
+};
+
+// Which idle-stream samples a rank marks for dropping: those of a rank whose timed calls mostly start
+// on a busy stream (a training step whose first call follows a host synchronisation, say). Where
+// most timed calls start on an idle stream (a host-bound job), every config pays the same launch and
+// nothing is marked: dropping them all would leave the search without samples.
+class IdleFilter {
+ public:
+  // Notes the next sample in harvest order; true when it is idle and to be marked.
+  bool Mark(bool idle);
+  double share() const { return share_; }
+
+  static constexpr double kWeight = 1.0 / 16;  // of the latest sample in the moving share
+  static constexpr double kMaxShare = 0.5;     // idle samples are marked while their share is below it
+
+ private:
+  double share_ = 0;  // exponentially weighted share of idle samples, before the one being noted
 };
 
 // Times regions on streams with pooled event pairs; never synchronises a stream.

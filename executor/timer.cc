@@ -19,6 +19,7 @@ struct Timer::Impl {
     uint64_t tag = 0;
     bool ended = false;   // End was called (and recorded)
     bool failed = false;  // End could not be recorded: dropped at harvest
+    bool idle = false;    // the stream was idle at Begin
   };
 
   Device* device;
@@ -66,11 +67,12 @@ bool Timer::Begin(Stream s, uint64_t tag) {
   if (static_cast<int>(im.regions.size()) >= im.max_pending) return false;
   Impl::Pair pair;
   if (!im.Acquire(&pair)) return false;
+  const bool idle = im.device->StreamIdle(s);  // before the start event, which would make it busy
   if (!im.device->RecordEvent(pair.begin, s).ok()) {
     im.Recycle(pair);
     return false;
   }
-  im.regions.push_back(Impl::Region{pair, tag, false, false});
+  im.regions.push_back(Impl::Region{pair, tag, false, false, idle});
   return true;
 }
 
@@ -96,7 +98,7 @@ void Timer::Harvest(std::vector<Sample>* out) {
         if (begin_state.ok() && *begin_state == EventState::kPending) return;
         if (begin_state.ok()) {
           absl::StatusOr<double> us = im.device->ElapsedUs(r.events.begin, r.events.end);
-          if (us.ok() && out != nullptr) out->push_back(Sample{r.tag, *us});
+          if (us.ok() && out != nullptr) out->push_back(Sample{r.tag, *us, r.idle});
           if (us.ok()) {
             im.Recycle(r.events);
             im.regions.pop_front();
@@ -109,6 +111,12 @@ void Timer::Harvest(std::vector<Sample>* out) {
     im.Destroy(r.events);
     im.regions.pop_front();
   }
+}
+
+bool IdleFilter::Mark(bool idle) {
+  const bool mark = idle && share_ < kMaxShare;
+  share_ += kWeight * ((idle ? 1.0 : 0.0) - share_);
+  return mark;
 }
 
 int Timer::pending() const { return static_cast<int>(impl_->regions.size()); }

@@ -95,8 +95,10 @@ void CallPath::Harvest(CommState& cs) {
   if (cs.timer && cs.timer->pending() > 0) {
     std::vector<executor::Sample> samples;
     cs.timer->Harvest(&samples);
-    for (const executor::Sample& s : samples)
-      if (s.tag >= cs.carried_below) cs.timings[s.tag] = s.us;
+    for (const executor::Sample& s : samples) {
+      const bool idle = cs.idle_filter.Mark(s.idle) && rt_.settings().drop_idle_samples;
+      if (s.tag >= cs.carried_below) cs.timings[s.tag] = CommState::RankTiming{s.us, idle};
+    }
   }
   if (cs.leader && cs.coord) cs.coord->HarvestSamples();
 }
@@ -111,7 +113,12 @@ void CallPath::FillSamples(CommState& cs, uint64_t first, int n, coordinator::Sa
   Harvest(cs);
   for (int i = 0; i < n; ++i) {
     auto it = cs.timings.find(first + static_cast<uint64_t>(i));
-    if (it != cs.timings.end()) coordinator::EncodeSample(words, i, it->second);
+    if (it == cs.timings.end()) continue;
+    if (it->second.idle) {
+      coordinator::EncodeIdleSample(words, i);
+    } else {
+      coordinator::EncodeSample(words, i, it->second.us);
+    }
   }
   // Carried (or, where this rank had no timing yet, given up): never needed again.
   cs.carried_below = std::max(cs.carried_below, first + static_cast<uint64_t>(n));

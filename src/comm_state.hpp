@@ -118,7 +118,12 @@ class CommState {
   // Every rank times the calls the schedule says (the same on every rank), numbered by the coordinator;
   // timings wait here until a sync carries them.
   std::unique_ptr<executor::Timer> timer;
-  std::map<uint64_t, double> timings;                    // timed-call number -> µs, not yet carried
+  struct RankTiming {
+    double us = 0;
+    bool idle = false;  // timed from an idle stream and marked by idle_filter: carried as idle, no time
+  };
+  std::map<uint64_t, RankTiming> timings;                // timed-call number -> this rank's timing, not yet carried
+  executor::IdleFilter idle_filter;                      // which idle-stream timings are marked
   uint64_t carried_below = 0;                            // numbers below this were carried (or dropped) already
   uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
   std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash

@@ -215,8 +215,11 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     if (wi == work_.end()) continue;
     Work& w = wi->second;
     if (t.scheduled) --w.scheduled_in_flight;
-    if (!samples[i]) {
-      // No rank could time the call (every rank's timer pool full, say): that sample will not come.
+    if (!samples[i] || samples[i]->idle) {
+      // No rank could time the call (every rank's timer pool full, say), or some rank timed it from an idle stream
+      // (its time holds NCCL's launch and the other ranks' late arrival: executor::IdleFilter): that sample will
+      // not come.
+      if (samples[i]) ++w.idle_samples;
       if (Class* c = ClassOf(w); t.scheduled && c != nullptr && c->search.has_value()) c->search->NoteLost(t.asked);
       continue;
     }
@@ -248,8 +251,9 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     }
     if (!was_converged && s.state() == optimizer::State::kConverged) {
       c->searched_before = true;
-      CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s", w.key.ToString(),
-                   static_cast<int64_t>(c->bounds.min_bytes), static_cast<int64_t>(c->bounds.max_bytes), s.Describe());
+      CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s (calls timed from an idle stream, not sampled: %d)",
+                   w.key.ToString(), static_cast<int64_t>(c->bounds.min_bytes),
+                   static_cast<int64_t>(c->bounds.max_bytes), s.Describe(), w.idle_samples);
     }
   }
   // Every timed call gets a slot in some sync, in order: one numbered before this window that is still

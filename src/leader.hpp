@@ -127,6 +127,7 @@ class Leader {
     int idle_intervals = 0;            // consecutive intervals without a call of this workload
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
+    int64_t idle_samples = 0;         // timed calls some rank timed from an idle stream: not samples
     int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
     // Whether its last two timed calls were consecutive calls of the communicator (a workload run back to
     // back: every call of a searching workload is timed), and the last schedule entry shipped (what runs

@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 18> kSettings = {{
+constexpr std::array<SettingSpec, 19> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -35,6 +35,9 @@ constexpr std::array<SettingSpec, 18> kSettings = {{
     {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",
      "which per-call time over ranks the search compares: max (the slowest rank: what the job waits for) or min "
      "(the rank that arrived last: the collective's own time)"},
+    {"CCLTUNE_IDLE_SAMPLES", SettingType::kEnum, "drop", "drop,keep",
+     "drop: a timed call that started on an idle stream on some rank (its time holds the launch and the ranks' "
+     "late arrival) is not a sample, unless most of that rank's timed calls do; keep: every timed call is one"},
     {"CCLTUNE_SEARCH_CHUNK", SettingType::kBool, "1", "0,1",
      "under tuner v6 (NCCL >= 2.30) search the chunk size too; 0: channels only, NCCL picks the chunk size"},
     {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most schedule entries sent for one workload at once"},
@@ -124,6 +127,18 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
     }
   };
 
+  // A setting of two values, either case: `*first` says whether it is `first`.
+  auto get_choice = [&](const char* name, std::string_view first, std::string_view second, bool* is_first) {
+    if (const char* v = raw(name); v != nullptr) {
+      const std::string u = absl::AsciiStrToLower(v);
+      if (u == first || u == second) {
+        *is_first = u == first;
+      } else {
+        warn(name, v);
+      }
+    }
+  };
+
   get_bool("CCLTUNE_DISABLE", &s.disable);
   if (const char* v = raw("CCLTUNE_DEBUG"); v != nullptr) {
     const std::string u = absl::AsciiStrToUpper(v);
@@ -158,14 +173,8 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
   get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 2, 65536);
   get_int("CCLTUNE_SYNC_WARN_S", &s.sync_warn_s, 1, 3600);
-  if (const char* v = raw("CCLTUNE_TIMING"); v != nullptr) {
-    const std::string u = absl::AsciiStrToLower(v);
-    if (u == "min" || u == "max") {
-      s.timing_max = u == "max";
-    } else {
-      warn("CCLTUNE_TIMING", v);
-    }
-  }
+  get_choice("CCLTUNE_TIMING", "max", "min", &s.timing_max);
+  get_choice("CCLTUNE_IDLE_SAMPLES", "drop", "keep", &s.drop_idle_samples);
   get_bool("CCLTUNE_SEARCH_CHUNK", &s.search_chunk);
   get_int("CCLTUNE_MAX_BATCH", &s.max_batch, 1, 64);
   int gain_pct = 2;

@@ -36,8 +36,9 @@ struct Settings {
   int channel_budget = 0;  // 0: auto
   int min_interval = 2;
   int sync_warn_s = 5;
-  bool timing_max = true;    // CCLTUNE_TIMING (default max): the search compares the per-call maximum over ranks
-  bool search_chunk = true;  // CCLTUNE_SEARCH_CHUNK: under tuner v6 the chunk size is a dimension
+  bool timing_max = true;         // CCLTUNE_TIMING (default max): the search compares the per-call maximum over ranks
+  bool drop_idle_samples = true;  // CCLTUNE_IDLE_SAMPLES (default drop): executor::IdleFilter's marks apply
+  bool search_chunk = true;       // CCLTUNE_SEARCH_CHUNK: under tuner v6 the chunk size is a dimension
   int max_batch = 24;
   double min_gain = 0.02;
   bool guard = true;  // CCLTUNE_GUARD: after convergence, the default probed now and then

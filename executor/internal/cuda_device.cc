@@ -42,6 +42,7 @@ struct DriverApi {
   decltype(&::cuStreamDestroy) StreamDestroy = nullptr;
   decltype(&::cuStreamSynchronize) StreamSynchronize = nullptr;
   decltype(&::cuStreamIsCapturing) StreamIsCapturing = nullptr;
+  decltype(&::cuStreamQuery) StreamQuery = nullptr;
   decltype(&::cuThreadExchangeStreamCaptureMode) ThreadExchangeStreamCaptureMode = nullptr;
   decltype(&::cuEventCreate) EventCreate = nullptr;
   decltype(&::cuEventDestroy) EventDestroy = nullptr;
@@ -103,6 +104,7 @@ absl::StatusOr<DriverApi> LoadDriver() {
   CCLTUNE_CU_RESOLVE(StreamDestroy, cuStreamDestroy)
   CCLTUNE_CU_RESOLVE(StreamSynchronize, cuStreamSynchronize)
   CCLTUNE_CU_RESOLVE(StreamIsCapturing, cuStreamIsCapturing)
+  CCLTUNE_CU_RESOLVE(StreamQuery, cuStreamQuery)
   CCLTUNE_CU_RESOLVE(ThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode)
   CCLTUNE_CU_RESOLVE(EventCreate, cuEventCreate)
   CCLTUNE_CU_RESOLVE(EventDestroy, cuEventDestroy)
@@ -278,6 +280,15 @@ class CudaDevice final : public Device {
     // treated as capturing: the caller then stays away from the stream, which is always safe.
     if (api_.StreamIsCapturing(AsCu(s), &status) != CUDA_SUCCESS) return true;
     return status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
+  bool StreamIdle(Stream s) override {
+    // Relaxed capture mode around the query, as in QueryEvent: another stream may capture.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (api_.ThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS) return false;
+    const CUresult q = api_.StreamQuery(AsCu(s));
+    api_.ThreadExchangeStreamCaptureMode(&mode);
+    return q == CUDA_SUCCESS;  // CUDA_ERROR_NOT_READY: work still queued; any error: not known, not idle
   }
 
   absl::StatusOr<Module> LoadModule(const void* image) override {

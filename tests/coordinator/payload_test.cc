@@ -410,6 +410,41 @@ TEST(Samples, MaxOfContributionsIsMinAndMaxOverRanks) {
   EXPECT_DOUBLE_EQ((*s)[2]->max_us, 40);
 }
 
+TEST(Samples, OneRankTimingFromAnIdleStreamMakesTheSlotIdle) {
+  std::vector<SampleWords> ranks(4);
+  const double t[4] = {30, 10, 20, 40};
+  for (int r = 0; r < 4; ++r) {
+    EncodeSample(&ranks[r], 0, t[r]);
+    if (r == 2) {
+      EncodeIdleSample(&ranks[r], 1);
+    } else {
+      EncodeSample(&ranks[r], 1, t[r]);
+    }
+  }
+  EncodeIdleSample(&ranks[3], kSampleSlots);  // past the slots: left alone
+  SampleWords reduced{};
+  for (const SampleWords& w : ranks)
+    for (int i = 0; i < kSampleWords; ++i) reduced[i] = std::max(reduced[i], w[i]);
+  auto s = DecodeSamples(reduced, 2);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)[0].has_value() && (*s)[1].has_value());
+  EXPECT_EQ(*(*s)[0], (CarriedSample{10, 40, false}));
+  EXPECT_EQ(*(*s)[1], (CarriedSample{0, 0, true}));
+  // Every rank idle: idle too.
+  SampleWords all{};
+  EncodeIdleSample(&all, 0);
+  auto a = DecodeSamples(all, 1);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE((*a)[0]->idle);
+  // The longest timing a rank can carry stays a timing, below the idle mark.
+  SampleWords huge{};
+  EncodeSample(&huge, 0, 1e30);
+  auto h = DecodeSamples(huge, 1);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_FALSE((*h)[0]->idle);
+  EXPECT_GT((*h)[0]->max_us, 4e12);
+}
+
 TEST(Samples, MalformedSlotsAreDataLoss) {
   SampleWords w{};
   w[1] = 5;  // a maximum without its minimum

@@ -62,6 +62,7 @@ class ScriptedDevice final : public Device {
   }
   absl::StatusOr<double> ElapsedUs(Event a, Event b) override { return events.at(b)->time - events.at(a)->time; }
   bool IsCapturing(Stream) override { return false; }
+  bool StreamIdle(Stream) override { return idle; }
 
   void CompleteAll() {
     for (auto& [e, ev] : events) ev->done = true;
@@ -73,6 +74,7 @@ class ScriptedDevice final : public Device {
   bool complete_on_record = true;
   bool fail_create = false;
   bool fail_record = false;
+  bool idle = false;  // what StreamIdle answers
   int created = 0;
   int destroyed = 0;
 };
@@ -212,6 +214,43 @@ TEST(TimerTest, DestructorReleasesEveryEvent) {
   }
   EXPECT_EQ(dev.created, dev.destroyed);
   EXPECT_TRUE(dev.events.empty());
+}
+
+TEST(TimerTest, ARegionBegunOnAnIdleStreamSaysSo) {
+  ScriptedDevice dev;
+  Timer timer(&dev, 8);
+  Stream s = reinterpret_cast<Stream>(1);
+  dev.idle = true;
+  ASSERT_TRUE(timer.Begin(s, 1));
+  dev.idle = false;  // the begin event itself made it busy
+  dev.now = 5;
+  timer.End(s);
+  ASSERT_TRUE(timer.Begin(s, 2));
+  dev.now = 9;
+  timer.End(s);
+  std::vector<Sample> out;
+  timer.Harvest(&out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].idle);
+  EXPECT_DOUBLE_EQ(out[0].us, 5);
+  EXPECT_FALSE(out[1].idle);
+}
+
+TEST(IdleFilterTest, MarksIdleSamplesOnlyWhileMostAreNot) {
+  IdleFilter f;
+  // A step of 8 calls whose first follows a host synchronisation: its idle call is marked, every time.
+  for (int step = 0; step < 50; ++step)
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(f.Mark(i == 0), i == 0) << step << " " << i;
+  EXPECT_LT(f.share(), 0.25);
+  // A host-bound stretch: every call idle. Marked until idle calls are half the moving share, then none.
+  int marked = 0;
+  for (int i = 0; i < 200; ++i) marked += f.Mark(true) ? 1 : 0;
+  EXPECT_GT(marked, 5);
+  EXPECT_LT(marked, 20);
+  EXPECT_FALSE(f.Mark(true));
+  // Back to busy streams: marking resumes once the share fell below half.
+  for (int i = 0; i < 40; ++i) EXPECT_FALSE(f.Mark(false));
+  EXPECT_TRUE(f.Mark(true));
 }
 
 }  // namespace

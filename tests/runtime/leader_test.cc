@@ -64,6 +64,7 @@ struct Loop {
   double slow = 1;             // every call's time multiplied by this (a slow period of the machine)
   double default_factor = 1;   // NCCL's default's time multiplied by this (the landscape shifts)
   int lose_every = 0;          // every lose_every-th sync leaves its first timing out of its window: never carried
+  int idle_every = 0;  // every idle_every-th timed call comes back idle (some rank timed it from an idle stream)
   int syncs = 0;
   // Syncs between building an update and applying it (0: at once; the runtime's is coordinator::kLag).
   int apply_lag = 0;
@@ -81,6 +82,10 @@ struct Loop {
       auto it = flying.find(q);
       if (it == flying.end()) {
         s.push_back(std::nullopt);
+        continue;
+      }
+      if (idle_every > 0 && q % idle_every == 0) {
+        s.push_back(coordinator::CarriedSample{0, 0, true});  // as coordinator::DecodeSamples gives it
         continue;
       }
       const double us =
@@ -356,6 +361,19 @@ TEST(Leader, UnreportedLostTimingsDoNotStallTheSearch) {
   loop.keys = {Key(1 << 20)};
   ASSERT_TRUE(loop.Run(400)) << loop.leader.Describe(loop.keys[0].Hash());
   EXPECT_LE(Cost(*loop.book.Incumbent(loop.keys[0].Hash()), 1 << 20), 1.05 * 100);
+}
+
+TEST(Leader, CallsTimedFromAnIdleStreamAreNotSamplesAndAreAskedForAgain) {
+  Loop loop(Opts());
+  loop.idle_every = 3;
+  loop.keys = {Key(1 << 20)};
+  ASSERT_TRUE(loop.Run(400)) << loop.leader.Describe(loop.keys[0].Hash());
+  // Read as timings, the idle slots' zero times would make whichever config drew them the fastest.
+  EXPECT_LE(Cost(*loop.book.Incumbent(loop.keys[0].Hash()), 1 << 20), 1.05 * 100);
+  const std::optional<Leader::WorkloadStats> st = loop.leader.StatsOf(loop.keys[0].Hash());
+  ASSERT_TRUE(st.has_value());
+  EXPECT_GT(st->search.lost, 10);  // the search's own calls among them, asked for again
+  EXPECT_LE(st->samples, loop.next_seq - loop.next_seq / 3);
 }
 
 TEST(Leader, FirstRunOfAnAlgorithmProtocolIsAWarmUp) {
