@@ -22,11 +22,7 @@ import collections
 import csv
 import math
 
-
-def nearest_rank(sorted_v, p):
-    """The value at rank ceil(p * n), 1-based, of a sorted list."""
-    n = len(sorted_v)
-    return sorted_v[min(n, max(1, math.ceil(p * n))) - 1]
+from trace_quantiles import quantile
 
 
 def subspace(config):
@@ -46,7 +42,7 @@ def groups(paths, min_defaults):
             defaults = sorted(us for _, c, us in calls if c == "default")
             if len(defaults) < min_defaults:
                 continue
-            median = nearest_rank(defaults, 0.5)
+            median = quantile(defaults, 0.5)
             for (pu, pc, _), (u, c, us) in zip(calls, calls[1:]):
                 if c != "default":
                     continue
@@ -67,7 +63,7 @@ def phases(paths, min_samples, period):
         for (comm, workload, config), v in by.items():
             if len(v) < min_samples:
                 continue
-            median = nearest_rank(sorted(us for _, us in v), 0.5)
+            median = quantile(sorted(us for _, us in v), 0.5)
             calls[(comm, workload)] += [(u, us / median, config == "default") for u, us in v]
         for v in calls.values():
             logs = collections.defaultdict(list)
@@ -82,7 +78,7 @@ def phases(paths, min_samples, period):
 def summary(v):
     v.sort()
     gm = math.exp(sum(math.log(x) for x in v) / len(v))
-    return f"n {len(v)}, geomean {gm:.3f}, p75 {nearest_rank(v, 0.75):.3f}"
+    return f"n {len(v)}, geomean {gm:.3f}, p75 {quantile(v, 0.75):.3f}"
 
 
 def main():

@@ -63,10 +63,10 @@ class DefaultContext(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertIn("period 8, config on the slowest phase: n 4, geomean 2.000, p75 2.000", out)
 
-    def test_nearest_rank(self):
-        self.assertEqual(ctx.nearest_rank([1, 2, 3, 4], 0.75), 3)
-        self.assertEqual(ctx.nearest_rank([1, 2, 3, 4], 0.5), 2)
-        self.assertEqual(ctx.nearest_rank([5], 0.75), 5)
+    def test_quantile_is_trace_quantiles_nearest_rank(self):
+        self.assertEqual(ctx.quantile([1, 2, 3, 4], 0.75), 3)
+        self.assertEqual(ctx.quantile([1, 2, 3, 4], 0.5), 2)
+        self.assertEqual(ctx.quantile([5], 0.75), 5)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""How a search's own timings of a config compare with the oracle's block timing of the same config. For each
+`--mode compare,oracle` JSON file and the search trace beside it (CCLTUNE_TRACE, one CSV line per timed call on
+the leader: comm,workload,call,unit,config,us,role), every config the oracle confirmed (its candidates and NCCL's
+default, each timed in blocks of back-to-back calls) that the search also sampled gives one ratio: the median (the
+mean of the middle two for an even count: most configs have one to three samples) of the search's timings of it (candidate, incumbent and default roles) over the oracle's figure for it. The ratios
+are pooled per group (a file's name without its trailing run number: keep-1, keep-2 -> keep), kind (NCCL's
+default or another config) and size, and their median printed. A config whose ratio is far above NCCL's default's
+is read slower in the search's context than on its own, which biases the search toward the default.
+
+Usage: bench/trace_vs_oracle.py RUN.json [RUN.json ...] [--trace PATTERN]
+PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
+and name without ".json".
+"""
+import argparse
+import collections
+import csv
+import glob
+import json
+import os
+import re
+import statistics
+
+
+def config_name(c):
+    """A JSON config as the trace writes it: "default" or algorithm/protocol/ncN."""
+    if c["algorithm"] == "default":
+        return "default"
+    return f"{c['algorithm']}/{c['protocol']}/nc{c['channels']}"
+
+
+def workload_name(row, nranks):
+    """The trace's workload for a result row: all-gather and reduce-scatter are keyed by one rank's share."""
+    coll, size = row["collective"], row["bytes"]
+    if coll == "allreduce":
+        return f"allreduce/{row['dtype']}/{row['op']}/{size}"
+    if coll == "allgather":
+        return f"allgather/{row['dtype']}/{size // nranks}"
+    return f"{coll}/{row['dtype']}/{row['op']}/{size // nranks}"
+
+
+def group_of(path):
+    return re.sub(r"-?\d+$", "", os.path.basename(path)[: -len(".json")])
+
+
+def ratios(json_path, trace_path):
+    """[(kind, bytes, config, search median / oracle us)] for one run."""
+    with open(json_path) as f:
+        run = json.load(f)
+    nranks = run["meta"]["nranks"]
+    by = collections.defaultdict(lambda: collections.defaultdict(list))
+    with open(trace_path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["role"] in ("candidate", "incumbent", "default"):
+                by[r["workload"]][r["config"]].append(float(r["us"]))
+    out = []
+    for row in run["results"]:
+        oracle = {}
+        for c in row.get("oracle_candidates") or []:
+            us = c.get("us") or c.get("screen_us")
+            if us:
+                oracle[config_name(c["config"])] = us
+        if row.get("oracle_default_us"):
+            oracle["default"] = row["oracle_default_us"]
+        sampled = by.get(workload_name(row, nranks), {})
+        for name, us in sorted(oracle.items()):
+            if sampled.get(name):
+                kind = "default" if name == "default" else "config"
+                out.append((kind, row["bytes"], name, statistics.median(sampled[name]) / us))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--trace", default="{dir}/trace-{stem}-*.csv")
+    a = ap.parse_args()
+    pooled = collections.defaultdict(list)
+    for path in a.runs:
+        stem = os.path.basename(path)[: -len(".json")]
+        traces = sorted(glob.glob(a.trace.format(dir=os.path.dirname(path) or ".", stem=stem)))
+        if len(traces) != 1:
+            print(f"{path}: {len(traces)} traces match, skipped")
+            continue
+        for kind, size, _, r in ratios(path, traces[0]):
+            pooled[(group_of(path), kind, size)].append(r)
+    for (group, kind, size), v in sorted(pooled.items()):
+        print(f"{group} {kind} {size}: n {len(v)}, median search/oracle {statistics.median(v):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
