@@ -21,12 +21,7 @@ import os
 import re
 import statistics
 
-
-def config_name(c):
-    """A JSON config as the trace writes it: "default" or algorithm/protocol/ncN."""
-    if c["algorithm"] == "default":
-        return "default"
-    return f"{c['algorithm']}/{c['protocol']}/nc{c['channels']}"
+from testbed_ceiling import config_name  # a JSON config as the trace writes it
 
 
 def workload_name(row, nranks):
