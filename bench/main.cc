@@ -650,6 +650,44 @@ HostTiming MeasureHostTimes(Bench& bench, const Bench::Row& row, const std::vect
   return h;
 }
 
+// The check a timed call makes before its start event (Device::StreamIdle: on CUDA, cuStreamQuery between two
+// capture-mode exchanges), host time per check on this rank: batches of kIdleChecks on the bench's stream while the
+// hold kernel keeps it busy, and again after it drained. A check that answers against the stream's known state is
+// counted (the hold ended early, or the backend has no idle state: the simulated one is never idle).
+struct IdleCheckCost {
+  HostTimes busy_ns, idle_ns;  // per batch: ns per check
+  int64_t checks = 0;          // per side
+  int64_t busy_said_idle = 0, idle_said_busy = 0;
+  bool held = false;  // the busy batches ran behind the hold kernel (false: no kernels built in, or simulated)
+};
+
+IdleCheckCost MeasureIdleCheck(Bench& bench) {
+  constexpr int kIdleChecks = 1000, kBatches = 21;
+  constexpr uint64_t kHoldNs = 20'000'000;  // far longer than kIdleChecks checks take
+  IdleCheckCost c;
+  c.held = bench.kernels != nullptr;
+  std::vector<double> busy, idle;
+  auto batch = [&](bool want_idle, int64_t* wrong) {
+    int64_t n = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kIdleChecks; ++i) n += bench.device->StreamIdle(bench.stream) == want_idle ? 0 : 1;
+    const auto t1 = std::chrono::steady_clock::now();
+    *wrong += n;
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / kIdleChecks;
+  };
+  Check(bench.device->StreamSynchronize(bench.stream), "idle check: stream synchronize");
+  for (int b = 0; b < kBatches; ++b) {
+    if (c.held) Check(bench.kernels->Hold(bench.device.get(), bench.stream, kHoldNs), "idle check: the hold kernel");
+    busy.push_back(batch(false, &c.busy_said_idle));
+    Check(bench.device->StreamSynchronize(bench.stream), "idle check: stream synchronize");
+    idle.push_back(batch(true, &c.idle_said_busy));
+  }
+  c.checks = static_cast<int64_t>(kIdleChecks) * kBatches;
+  c.busy_ns = SummarizeHostTimes(std::move(busy));
+  c.idle_ns = SummarizeHostTimes(std::move(idle));
+  return c;
+}
+
 // The overhead mode: A keeps NCCL's default, B is tuned to convergence, C is forced to B's config.
 // Forced mode applies the same config through the same plugin path as B's converged state but
 // without timing or sync ops, so B - C is exactly what ccltune's bookkeeping costs per call (NCCL's
@@ -712,6 +750,18 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
     for (Item& it : items) bench.Tune(it.row, &it.r);
     Check(bench.device->StreamSynchronize(bench.stream), "stream synchronize");
     mem_tuned = GatherUsedMiB(bench.device.get());
+  }
+
+  // The idle-stream check's own cost (every timed call of a tuning communicator pays it once).
+  const IdleCheckCost idle_check = MeasureIdleCheck(bench);
+  if (rank == 0) {
+    std::printf(
+        "# idle-stream check before a timed call, host ns per check on rank 0 (median of %d batches): busy "
+        "stream %.0f%s, idle stream %.0f; answers against the stream's state: busy %lld, idle %lld of %lld each\n",
+        static_cast<int>(idle_check.busy_ns.calls), idle_check.busy_ns.median,
+        idle_check.held ? "" : " (not held busy: no kernels built in, or the simulated backend)",
+        idle_check.idle_ns.median, static_cast<long long>(idle_check.busy_said_idle),
+        static_cast<long long>(idle_check.idle_said_busy), static_cast<long long>(idle_check.checks));
   }
 
   // 3. Per row: C forced to B's config; host and GPU time per call of A, B, C.
@@ -805,7 +855,25 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
          "wall time of each enqueue call (steady_clock around the NCCL call), communicators interleaved call by call, "
          "bursts of 50 per communicator queued behind a GPU spin kernel so the host never waits for the GPU"},
         {"rows", rows_json},
-        {"memory", memory}};
+        {"memory", memory},
+        {"idle_check",
+         {{"note",
+           "host time per Device::StreamIdle check on rank 0, ns per check, per batch; the busy side behind "
+           "the hold kernel where held"},
+          {"busy_ns",
+           {{"batches", idle_check.busy_ns.calls},
+            {"median", idle_check.busy_ns.median},
+            {"p10", idle_check.busy_ns.p10},
+            {"p90", idle_check.busy_ns.p90}}},
+          {"idle_ns",
+           {{"batches", idle_check.idle_ns.calls},
+            {"median", idle_check.idle_ns.median},
+            {"p10", idle_check.idle_ns.p10},
+            {"p90", idle_check.idle_ns.p90}}},
+          {"checks_per_side", idle_check.checks},
+          {"busy_said_idle", idle_check.busy_said_idle},
+          {"idle_said_busy", idle_check.idle_said_busy},
+          {"held", idle_check.held}}}};
     if (!mem_default.empty()) {
       std::printf("# device memory MiB per rank: after default");
       for (double v : mem_default) std::printf(" %.0f", v);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ccltune-bench's overhead mode and --interference on the simulated 4-rank cluster: the overhead
 # report has host and GPU times of the default, converged and forced communicators (C forced to
-# B's converged config), and --interference is accepted with "no effect" recorded in meta (its
-# phase too), while a JSON name without "interference" is refused; --settle-calls is recorded in
+# B's converged config) and the idle-stream check's host cost, and --interference is accepted with "no
+# effect" recorded in meta (its phase too), while a JSON name without "interference" is refused; --settle-calls is recorded in
 # meta; --mode landscape --landscape-switch 1 times every config next to NCCL's default (seq 0-4 per config and
 # round in the samples, one "# switch" line per config). Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
 set -euo pipefail
@@ -62,6 +62,12 @@ assert row["config"] not in (None, "default"), row["config"]
 assert abs(row["gpu_us"]["forced"] / row["gpu_us"]["converged"] - 1) < 0.1, row["gpu_us"]
 (res,) = ov["results"]
 assert res["converged"] and res["tuned_us"] == row["gpu_us"]["converged"], res
+# The idle-stream check's cost: 21 batches a side; the simulated backend is never idle and has no hold kernel.
+ic = ov["overhead"]["idle_check"]
+assert ic["held"] is False and ic["checks_per_side"] == 21000, ic
+for side in ("busy_ns", "idle_ns"):
+    assert ic[side]["batches"] == 21 and 0 < ic[side]["p10"] <= ic[side]["median"] <= ic[side]["p90"], ic
+assert ic["busy_said_idle"] == 0 and ic["idle_said_busy"] == 21000, ic
 inter = json.load(open(sys.argv[2]))
 assert inter["meta"]["interference"] is False
 assert inter["meta"]["interference_load"]["kinds"] == "gemm,mem"
