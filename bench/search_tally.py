@@ -21,6 +21,8 @@ import math
 import os
 import sys
 
+from testbed_ceiling import config_name  # a JSON config as the trace and the logs write it
+
 
 def rows_of(path):
     with open(path) as f:
@@ -32,11 +34,7 @@ def rows_of(path):
         oracle = r.get("oracle_us")
         if not (tuned and default and oracle):
             continue
-        c = r.get("config") or {}
-        if c.get("algorithm") in (None, "default"):
-            config = "default"
-        else:
-            config = "%s/%s/nc%d" % (c["algorithm"], c["protocol"], c.get("channels", 0))
+        config = config_name(r.get("config") or {"algorithm": "default"})
         out.append({
             "collective": r["collective"],
             "bytes": r["bytes"],

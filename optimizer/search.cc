@@ -160,6 +160,8 @@ struct Search::Impl {
   int spent = 0;
   int Used() const { return spent; }
 
+  // Two samples of one config that disagree: one of them is not what the config takes.
+  static bool Disagree(double a, double b) { return std::max(a, b) > kSuspectRatio * std::min(a, b); }
   // A screened config whose one sample reads kSuspectRatio times slower than a channel count of its own
   // subspace that measured as fast as the default or faster (NCCL's default included, where it runs that
   // subspace): one slow call can look like that
@@ -170,10 +172,7 @@ struct Search::Impl {
     if (c.IsDefault()) return false;
     const std::vector<internal::Sample>& own = store.Of(c);
     if (own.empty() || own.size() > 2) return false;
-    if (own.size() == 2) {
-      const double hi = std::max(own[0].us, own[1].us), lo = std::min(own[0].us, own[1].us);
-      return hi > kSuspectRatio * lo;
-    }
+    if (own.size() == 2) return Disagree(own[0].us, own[1].us);
     // Only next to a neighbour that is a contender (as fast as the default or faster): a subspace slow at
     // every channel count is not worth the samples, and some are many times slower at one count.
     // Fewer channels may be slower by their ratio (a bandwidth-bound call on half the channels takes
@@ -198,8 +197,7 @@ struct Search::Impl {
   bool LeadDisputed(const Config& leader) const {
     if (leader.IsDefault() || store.Count(leader, lead_since) != 2) return false;
     const std::vector<double> r = store.Normalised(leader, lead_since);
-    if (r.size() != 2) return false;
-    return std::max(r[0], r[1]) > kSuspectRatio * std::min(r[0], r[1]);
+    return r.size() == 2 && Disagree(r[0], r[1]);
   }
   // Samples an arm gets before the race looks at it: one, more for a suspect.
   int ScreenTarget(const Config& c) const { return 1 + (Suspect(c) ? static_cast<int>(store.Of(c).size()) : 0); }
