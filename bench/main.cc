@@ -655,14 +655,15 @@ HostTiming MeasureHostTimes(Bench& bench, const Bench::Row& row, const std::vect
 // hold kernel keeps it busy, and again after it drained. A check that answers against the stream's known state is
 // counted (the hold ended early, or the backend has no idle state: the simulated one is never idle).
 struct IdleCheckCost {
+  static constexpr int kChecks = 1000, kBatches = 21;  // checks per batch, batches per side
+  static constexpr int64_t kChecksPerSide = int64_t{kChecks} * kBatches;
   HostTimes busy_ns, idle_ns;  // per batch: ns per check
-  int64_t checks = 0;          // per side
   int64_t busy_said_idle = 0, idle_said_busy = 0;
   bool held = false;  // the busy batches ran behind the hold kernel (false: no kernels built in, or simulated)
 };
 
 IdleCheckCost MeasureIdleCheck(Bench& bench) {
-  constexpr int kIdleChecks = 1000, kBatches = 21;
+  constexpr int kIdleChecks = IdleCheckCost::kChecks, kBatches = IdleCheckCost::kBatches;
   constexpr uint64_t kHoldNs = 20'000'000;  // far longer than kIdleChecks checks take
   IdleCheckCost c;
   c.held = bench.kernels != nullptr;
@@ -682,7 +683,6 @@ IdleCheckCost MeasureIdleCheck(Bench& bench) {
     Check(bench.device->StreamSynchronize(bench.stream), "idle check: stream synchronize");
     idle.push_back(batch(true, &c.idle_said_busy));
   }
-  c.checks = static_cast<int64_t>(kIdleChecks) * kBatches;
   c.busy_ns = SummarizeHostTimes(std::move(busy));
   c.idle_ns = SummarizeHostTimes(std::move(idle));
   return c;
@@ -761,7 +761,7 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
         static_cast<int>(idle_check.busy_ns.calls), idle_check.busy_ns.median,
         idle_check.held ? "" : " (not held busy: no kernels built in, or the simulated backend)",
         idle_check.idle_ns.median, static_cast<long long>(idle_check.busy_said_idle),
-        static_cast<long long>(idle_check.idle_said_busy), static_cast<long long>(idle_check.checks));
+        static_cast<long long>(idle_check.idle_said_busy), static_cast<long long>(IdleCheckCost::kChecksPerSide));
   }
 
   // 3. Per row: C forced to B's config; host and GPU time per call of A, B, C.
@@ -846,6 +846,9 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
         {"after_forced_mib", mem_forced},
         {"tuning_minus_default_mib", delta(mem_tuned, mem_default)}};
     if (mem_default.empty()) memory["note"] = "no device memory information on this backend";
+    auto per_batch_ns = [](const HostTimes& t) {
+      return nlohmann::json{{"batches", t.calls}, {"median", t.median}, {"p10", t.p10}, {"p90", t.p90}};
+    };
     bench.overhead_report = {
         {"communicators",
          t ? nlohmann::json::array({"default: A in ccltuneModeDefault", "converged: B tuned to convergence",
@@ -860,17 +863,9 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
          {{"note",
            "host time per Device::StreamIdle check on rank 0, ns per check, per batch; the busy side behind "
            "the hold kernel where held"},
-          {"busy_ns",
-           {{"batches", idle_check.busy_ns.calls},
-            {"median", idle_check.busy_ns.median},
-            {"p10", idle_check.busy_ns.p10},
-            {"p90", idle_check.busy_ns.p90}}},
-          {"idle_ns",
-           {{"batches", idle_check.idle_ns.calls},
-            {"median", idle_check.idle_ns.median},
-            {"p10", idle_check.idle_ns.p10},
-            {"p90", idle_check.idle_ns.p90}}},
-          {"checks_per_side", idle_check.checks},
+          {"busy_ns", per_batch_ns(idle_check.busy_ns)},
+          {"idle_ns", per_batch_ns(idle_check.idle_ns)},
+          {"checks_per_side", IdleCheckCost::kChecksPerSide},
           {"busy_said_idle", idle_check.busy_said_idle},
           {"idle_said_busy", idle_check.idle_said_busy},
           {"held", idle_check.held}}}};

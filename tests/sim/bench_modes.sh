@@ -2,9 +2,10 @@
 # ccltune-bench's overhead mode and --interference on the simulated 4-rank cluster: the overhead
 # report has host and GPU times of the default, converged and forced communicators (C forced to
 # B's converged config) and the idle-stream check's host cost, and --interference is accepted with "no
-# effect" recorded in meta (its phase too), while a JSON name without "interference" is refused; --settle-calls is recorded in
-# meta; --mode landscape --landscape-switch 1 times every config next to NCCL's default (seq 0-4 per config and
-# round in the samples, one "# switch" line per config). Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
+# effect" recorded in meta (its phase too), while a JSON name without "interference" is refused;
+# --settle-calls is recorded in meta; --mode landscape --landscape-switch 1 times every config next to
+# NCCL's default (seq 0-4 per config and round in the samples, one "# switch" line per config).
+# Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
 set -euo pipefail
 lib="$1" simdir="$2" bench="$3" out="$4"
 mkdir -p "$out"
