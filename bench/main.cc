@@ -651,7 +651,7 @@ HostTiming MeasureHostTimes(Bench& bench, const Bench::Row& row, const std::vect
 }
 
 // The check a timed call makes before its start event (Device::StreamIdle: on CUDA, cuStreamQuery between two
-// capture-mode exchanges), host time per check on this rank: batches of kIdleChecks on the bench's stream while the
+// capture-mode exchanges), host time per check on this rank: batches of kChecks on the bench's stream while the
 // hold kernel keeps it busy, and again after it drained. A check that answers against the stream's known state is
 // counted (the hold ended early, or the backend has no idle state: the simulated one is never idle).
 struct IdleCheckCost {
@@ -663,21 +663,20 @@ struct IdleCheckCost {
 };
 
 IdleCheckCost MeasureIdleCheck(Bench& bench) {
-  constexpr int kIdleChecks = IdleCheckCost::kChecks, kBatches = IdleCheckCost::kBatches;
-  constexpr uint64_t kHoldNs = 20'000'000;  // far longer than kIdleChecks checks take
+  constexpr uint64_t kHoldNs = 20'000'000;  // far longer than a batch of checks takes
   IdleCheckCost c;
   c.held = bench.kernels != nullptr;
   std::vector<double> busy, idle;
   auto batch = [&](bool want_idle, int64_t* wrong) {
     int64_t n = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kIdleChecks; ++i) n += bench.device->StreamIdle(bench.stream) == want_idle ? 0 : 1;
+    for (int i = 0; i < IdleCheckCost::kChecks; ++i) n += bench.device->StreamIdle(bench.stream) == want_idle ? 0 : 1;
     const auto t1 = std::chrono::steady_clock::now();
     *wrong += n;
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / kIdleChecks;
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / IdleCheckCost::kChecks;
   };
   Check(bench.device->StreamSynchronize(bench.stream), "idle check: stream synchronize");
-  for (int b = 0; b < kBatches; ++b) {
+  for (int b = 0; b < IdleCheckCost::kBatches; ++b) {
     if (c.held) Check(bench.kernels->Hold(bench.device.get(), bench.stream, kHoldNs), "idle check: the hold kernel");
     busy.push_back(batch(false, &c.busy_said_idle));
     Check(bench.device->StreamSynchronize(bench.stream), "idle check: stream synchronize");
