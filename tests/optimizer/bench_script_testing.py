@@ -5,6 +5,8 @@ import io
 import json
 import os
 import sys
+import tempfile
+import unittest
 from contextlib import redirect_stdout
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -42,3 +44,13 @@ def write_results(directory, runs):
             json.dump({"results": rows}, f)
         paths.append(path)
     return paths
+
+
+class TempDirCase(unittest.TestCase):
+    """A test case with a temporary directory, self.dir (a tempfile.TemporaryDirectory), removed after each test."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()

@@ -3,11 +3,10 @@ them, and every config's by its phase in a loop of P calls. Standard-library Pyt
 CTest) when the script cannot be imported."""
 import os
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_script_testing import import_script, run_main  # noqa: E402  (also puts bench/ on the path)
+from bench_script_testing import TempDirCase, import_script, run_main  # noqa: E402  (also puts bench/ on the path)
 
 ctx = import_script("trace_default_context")
 
@@ -18,18 +17,12 @@ def line(unit, config, us, workload="allgather/float32/1048576", comm="0x1"):
     return f"{comm},{workload},{unit},{unit},{config},{us},role\n"
 
 
-class DefaultContext(unittest.TestCase):
+class DefaultContext(TempDirCase):
     def write(self, rows):
         path = os.path.join(self.dir.name, "trace.csv")
         with open(path, "w") as f:
             f.write(HEADER + "".join(rows))
         return path
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
 
     def test_groups_by_gap_and_previous_subspace(self):
         # Six defaults: four at 10 (gap 3+ after the default), one at 12 two units after ring/LL (one untimed

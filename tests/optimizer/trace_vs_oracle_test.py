@@ -3,11 +3,10 @@ Standard-library Python only; exit 77 (skipped under CTest) when the script cann
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_script_testing import import_script, run_main  # noqa: E402  (also puts bench/ on the path)
+from bench_script_testing import TempDirCase, import_script, run_main  # noqa: E402  (also puts bench/ on the path)
 
 tvo = import_script("trace_vs_oracle")
 
@@ -24,13 +23,7 @@ def result(coll, size, candidates, default_us):
             "oracle_candidates": [{"config": c, "screen_us": us * 0.9, "us": us} for c, us in candidates]}
 
 
-class TraceVsOracle(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class TraceVsOracle(TempDirCase):
     def write_run(self, stem, results, trace_rows, nranks=2):
         path = os.path.join(self.dir.name, stem + ".json")
         with open(path, "w") as f:
