@@ -279,8 +279,7 @@ void Leader::OnApplied(const coordinator::WorkloadUpdate& u, const std::vector<c
   auto it = work_.find(u.workload);
   if (it == work_.end()) return;
   Work& w = it->second;
-  w.awaiting_apply = false;
-  w.shipped_unapplied = 0;
+  w.in_flight = std::max(0, w.in_flight - 1);
   if (u.converged && !w.applied_converged) w.converged_from = next_timed_;
   w.applied_converged = u.converged;
   // Replaced calls never run: their timings will not come.
@@ -306,7 +305,7 @@ bool Leader::imported(uint64_t workload) const {
 
 bool Leader::searching() const {
   for (const auto& [h, w] : work_) {
-    if ((w.awaiting_apply && !w.probe_only) || w.import.has_value()) return true;
+    if ((w.in_flight > 0 && !w.probe_only) || w.import.has_value()) return true;
     // A search whose workload stopped running (a phase of the job that is over, a size seen during
     // warm-up only) cannot finish: it keeps the intervals short only while its calls still come (it
     // kept them short for good: the bench's later rows on the simulated cluster ran 13-23% slower
@@ -364,7 +363,7 @@ void Leader::UnblockIdle(const coordinator::ScheduleBook& book) {
     bool idle = true;
     for (uint64_t h : c.members) {
       const Work& w = work_.at(h);
-      idle = idle && !w.awaiting_apply && w.scheduled_in_flight <= 0 && book.PendingCalls(h) == 0;
+      idle = idle && w.in_flight == 0 && w.scheduled_in_flight <= 0 && book.PendingCalls(h) == 0;
     }
     if (!idle) continue;
     CCLTUNE_TRACE(kOpt, "size class %016x: %d samples awaited with nothing scheduled or in flight: asked again", id,
@@ -385,10 +384,16 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
   }
   for (uint64_t h : order_) {
     Work& w = work_[h];
-    if (w.awaiting_apply) continue;
+    Class* c = ClassOf(w);
+    // A search that just converged ships its result at once, beside an update still in flight (which applies
+    // first, and whose entries the converged one then drops): waiting for that apply would keep the workload on
+    // its search's schedule for another interval, an iteration of a training loop.
+    const bool converged_news = c != nullptr && c->search.has_value() && !w.from_import &&
+                                c->search->state() == optimizer::State::kConverged &&
+                                !(w.sent_converged && c->search->incumbent() == w.last_final);
+    if (w.in_flight > 0 && (!converged_news || w.in_flight > 1)) continue;
     coordinator::WorkloadUpdate u;
     u.workload = h;
-    Class* c = ClassOf(w);
     if (w.import.has_value()) {
       // Imported config: shipped as the converged final entry; no tuning for this workload.
       u.entries.push_back({*w.import, 0, false});
@@ -464,9 +469,8 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
     // Each branch checked that `u` fits before touching the workload's state (what does not fit waits for
     // the next payload).
     room -= coordinator::EncodedWords(u);
-    w.awaiting_apply = true;
+    ++w.in_flight;
     w.probe_only = w.sent_converged && u.append && u.converged;
-    for (const auto& e : u.entries) w.shipped_unapplied += e.calls;
     CCLTUNE_TRACE(kOpt, "schedule for %016x: %d entries, final %s%s", h, static_cast<int>(u.entries.size()),
                   u.entries.back().config.ToString(), u.converged ? " (converged)" : "");
     msg.updates.push_back(std::move(u));

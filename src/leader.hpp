@@ -103,10 +103,11 @@ class Leader {
   struct Work {
     WorkloadKey key;
     uint64_t class_id = 0;
-    int stream = 0;                  // this member's index in its class (the search's sample stream)
-    uint64_t shipped_unapplied = 0;  // calls in updates sent but not yet applied
-    bool awaiting_apply = false;     // an update for it is in flight
-    bool probe_only = false;         // ... and it only adds a probe of the guard (no need to hurry)
+    int stream = 0;  // this member's index in its class (the search's sample stream)
+    // Updates for it in flight (sent, not yet applied): one at a time, except that the search's converged update
+    // goes out at once beside one still in flight (Build).
+    int in_flight = 0;
+    bool probe_only = false;  // ... and the last one only adds a probe of the guard (no need to hurry)
     bool sent_converged = false;
     // Whether the last update applied was converged, and the first timed call (number) that ran on the converged
     // schedule: a converged search's samples are of calls from there on (see OnSamples).

@@ -236,6 +236,35 @@ TEST(Leader, TheMonitoringBaselineIsTakenOnTheConvergedSchedule) {
   EXPECT_GE(loop.leader.StatsOf(h)->samples, 100);  // the monitoring's samples kept coming
 }
 
+// A search's result ships at the first sync after it converged, even while the workload's last top-up is still on
+// its way (applied two syncs after it is built, as the runtime does): the top-up applies first, then the converged
+// update drops what is left of it. Only the converged update goes out beside one in flight, never a third. (Eight
+// calls per sync: the top-ups then go out at every other sync, and the decision comes while one is in flight.)
+TEST(Leader, AConvergedResultShipsBesideAnUpdateStillInFlight) {
+  Loop loop(Opts());
+  loop.apply_lag = 2;
+  const WorkloadKey k = Key(1 << 20);
+  loop.keys = {k, k, k, k, k, k, k, k};
+  const uint64_t h = k.Hash();
+  bool beside = false;
+  uint64_t id = 0;
+  for (int it = 0; it < 400 && !loop.book.Converged(h); ++it) {
+    for (const WorkloadKey& key : loop.keys) loop.Call(key);
+    const size_t before = loop.shipped.size();
+    loop.Sync(id++);
+    int flying = 0;
+    for (const auto& [at, u] : loop.queued) flying += u.workload == h ? 1 : 0;
+    EXPECT_LE(flying, 2) << "sync " << id;
+    for (size_t i = before; i < loop.shipped.size(); ++i)
+      if (loop.shipped[i].converged && flying == 2) beside = true;
+  }
+  ASSERT_TRUE(loop.book.Converged(h)) << loop.leader.Describe(h);
+  EXPECT_TRUE(beside) << "the converged update waited for the top-up in flight";
+  EXPECT_TRUE(loop.book.Exhausted(h));  // nothing of the search's schedule is left to run
+  EXPECT_EQ(*loop.book.Incumbent(h), loop.shipped.back().entries.back().config);
+  EXPECT_FALSE(loop.book.Incumbent(h)->IsDefault());
+}
+
 // After convergence on a config other than NCCL's default, the search's guard has the default run now and then:
 // shipped as an entry before the converged final entry (appended, the workload converged throughout), until the
 // config reads slower than the default beside it; then the search runs again and ends on the default. With
