@@ -46,6 +46,25 @@ def write_results(directory, runs):
     return paths
 
 
+def config(algo, proto="", nc=0):
+    """A config as the bench's JSON writes it (NCCL's default: algo "default", no protocol or channels)."""
+    return {"algorithm": algo, "protocol": proto or "default", "channels": nc, "chunk_bytes": 0}
+
+
+def oracle_result(coll, size, candidates, default_us, screen_ratio=None):
+    """A bench JSON row with the oracle's block times: candidates are (config, us) pairs; with screen_ratio each
+    also has the oracle's screening time, us * screen_ratio."""
+    rows = []
+    for c, us in candidates:
+        row = {"config": c}
+        if screen_ratio is not None:
+            row["screen_us"] = us * screen_ratio
+        row["us"] = us
+        rows.append(row)
+    return {"collective": coll, "bytes": size, "dtype": "float32", "op": "sum" if coll != "allgather" else "none",
+            "oracle_default_us": default_us, "oracle_candidates": rows}
+
+
 class TempDirCase(unittest.TestCase):
     """A test case with a temporary directory, self.dir (a tempfile.TemporaryDirectory), removed after each test."""
 

@@ -7,18 +7,13 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # noqa: E402 below: bench_script_testing also puts bench/ on the path.
-from bench_script_testing import TempDirCase, import_script, run_main, write_results  # noqa: E402
+from bench_script_testing import TempDirCase, config, import_script, oracle_result, run_main, write_results  # noqa: E402
 
 svo = import_script("search_vs_oracle")
 
 
-def config(algo, proto="", nc=0):
-    return {"algorithm": algo, "protocol": proto or "default", "channels": nc, "chunk_bytes": 0}
-
-
 def result(coll, size, candidates, default_us):
-    return {"collective": coll, "bytes": size, "dtype": "float32", "op": "sum" if coll != "allgather" else "none",
-            "oracle_default_us": default_us, "oracle_candidates": [{"config": c, "us": us} for c, us in candidates]}
+    return oracle_result(coll, size, candidates, default_us)
 
 
 def done(workload, arms):

@@ -6,21 +6,15 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_script_testing import TempDirCase, import_script, run_main  # noqa: E402  (also puts bench/ on the path)
+from bench_script_testing import TempDirCase, config, import_script, oracle_result, run_main  # noqa: E402  (also puts bench/ on the path)
 
 tvo = import_script("trace_vs_oracle")
 
 HEADER = "comm,workload,call,unit,config,us,role\n"
 
 
-def config(algo, proto="", nc=0):
-    return {"algorithm": algo, "protocol": proto or "default", "channels": nc, "chunk_bytes": 0}
-
-
 def result(coll, size, candidates, default_us):
-    return {"collective": coll, "bytes": size, "dtype": "float32", "op": "sum" if coll != "allgather" else "none",
-            "oracle_default_us": default_us,
-            "oracle_candidates": [{"config": c, "screen_us": us * 0.9, "us": us} for c, us in candidates]}
+    return oracle_result(coll, size, candidates, default_us, screen_ratio=0.9)
 
 
 class TraceVsOracle(TempDirCase):
