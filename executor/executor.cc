@@ -13,7 +13,7 @@ absl::StatusOr<std::unique_ptr<Device>> OpenSimulatedDevice() {
     return absl::NotFoundError(absl::StrCat("simulated backend unavailable: symbol ", internal::kSimClockSymbol,
                                             " not found in the process (the simulated libnccl.so.2 is not loaded)"));
   }
-  return internal::MakeSimulatedDevice(clock);
+  return internal::MakeSimulatedDevice(clock, internal::FindSimulatedStartClock());
 }
 
 absl::StatusOr<std::unique_ptr<Device>> OpenCudaDevice() { return internal::MakeCudaDevice(); }

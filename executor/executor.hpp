@@ -63,6 +63,11 @@ class Device {
   virtual absl::StatusOr<Event> CreateEvent() = 0;
   virtual void DestroyEvent(Event e) = 0;
   virtual absl::Status RecordEvent(Event e, Stream s) = 0;
+  // Records the event that starts a timed region (Timer::Begin). A GPU stream reaches it once everything
+  // before it ran, the rank's late finish of its last collective included: the same as RecordEvent. The
+  // simulated backend reads its rank's clock after the lag it owes since its last collective (the stop event
+  // of a region around that collective does not see it).
+  virtual absl::Status RecordStartEvent(Event e, Stream s) { return RecordEvent(e, s); }
   // Non-blocking. Safe while another stream of the process captures a CUDA graph: the CUDA backend
   // switches the calling thread to relaxed capture mode around the query.
   virtual absl::StatusOr<EventState> QueryEvent(Event e) = 0;

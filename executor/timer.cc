@@ -68,7 +68,7 @@ bool Timer::Begin(Stream s, uint64_t tag) {
   Impl::Pair pair;
   if (!im.Acquire(&pair)) return false;
   const bool idle = im.device->StreamIdle(s);  // before the start event, which would make it busy
-  if (!im.device->RecordEvent(pair.begin, s).ok()) {
+  if (!im.device->RecordStartEvent(pair.begin, s).ok()) {
     im.Recycle(pair);
     return false;
   }

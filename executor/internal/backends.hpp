@@ -13,11 +13,15 @@ namespace ccltune::executor::internal {
 // virtual time in microseconds.
 inline constexpr char kSimClockSymbol[] = "simncclVirtualTimeUs";
 using SimClockFn = double (*)();
+// Its clock for the start of a timed region: `extern "C" double simncclVirtualStartTimeUs(void)`, the virtual
+// time once the rank's lag after its last collective has passed (simulated NCCLs without it: kSimClockSymbol).
+inline constexpr char kSimStartClockSymbol[] = "simncclVirtualStartTimeUs";
 
 // The simulated NCCL's clock when it is loaded in this process (dlsym(RTLD_DEFAULT)), else nullptr.
 SimClockFn FindSimulatedClock();
+SimClockFn FindSimulatedStartClock();
 
 absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice();
-absl::StatusOr<std::unique_ptr<Device>> MakeSimulatedDevice(SimClockFn clock);
+absl::StatusOr<std::unique_ptr<Device>> MakeSimulatedDevice(SimClockFn clock, SimClockFn start_clock = nullptr);
 
 }  // namespace ccltune::executor::internal

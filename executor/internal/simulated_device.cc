@@ -28,7 +28,8 @@ struct SimEvent {
 
 class SimulatedDevice final : public Device {
  public:
-  explicit SimulatedDevice(SimClockFn clock) : clock_(clock) {}
+  SimulatedDevice(SimClockFn clock, SimClockFn start_clock)
+      : clock_(clock), start_clock_(start_clock != nullptr ? start_clock : clock) {}
 
   Backend backend() const override { return Backend::kSimulated; }
   const char* name() const override { return "simulated"; }
@@ -64,13 +65,8 @@ class SimulatedDevice final : public Device {
 
   absl::StatusOr<Event> CreateEvent() override { return static_cast<Event>(new SimEvent); }
   void DestroyEvent(Event e) override { delete static_cast<SimEvent*>(e); }
-  absl::Status RecordEvent(Event e, Stream s) override {
-    if (e == nullptr) return absl::InvalidArgumentError("RecordEvent on a null event");
-    auto* ev = static_cast<SimEvent*>(e);
-    ev->time_us = clock_();
-    ev->recorded = true;
-    return absl::OkStatus();
-  }
+  absl::Status RecordEvent(Event e, Stream s) override { return Record(e, clock_, "RecordEvent"); }
+  absl::Status RecordStartEvent(Event e, Stream s) override { return Record(e, start_clock_, "RecordStartEvent"); }
   absl::StatusOr<EventState> QueryEvent(Event e) override {
     if (e == nullptr) return absl::InvalidArgumentError("QueryEvent on a null event");
     return EventState::kDone;
@@ -86,6 +82,13 @@ class SimulatedDevice final : public Device {
   bool IsCapturing(Stream s) override { return false; }
 
  private:
+  static absl::Status Record(Event e, SimClockFn clock, const char* what) {
+    if (e == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, " on a null event"));
+    auto* ev = static_cast<SimEvent*>(e);
+    ev->time_us = clock();
+    ev->recorded = true;
+    return absl::OkStatus();
+  }
   static absl::StatusOr<void*> AlignedAlloc(size_t bytes) {
     // aligned_alloc needs a size that is a multiple of the alignment (and non-zero).
     size_t rounded = ((bytes == 0 ? 1 : bytes) + kAlignment - 1) / kAlignment * kAlignment;
@@ -95,16 +98,18 @@ class SimulatedDevice final : public Device {
   }
 
   SimClockFn clock_;
+  SimClockFn start_clock_;
   int streams_created_ = 0;
 };
 
 }  // namespace
 
 SimClockFn FindSimulatedClock() { return reinterpret_cast<SimClockFn>(dlsym(RTLD_DEFAULT, kSimClockSymbol)); }
+SimClockFn FindSimulatedStartClock() { return reinterpret_cast<SimClockFn>(dlsym(RTLD_DEFAULT, kSimStartClockSymbol)); }
 
-absl::StatusOr<std::unique_ptr<Device>> MakeSimulatedDevice(SimClockFn clock) {
+absl::StatusOr<std::unique_ptr<Device>> MakeSimulatedDevice(SimClockFn clock, SimClockFn start_clock) {
   if (clock == nullptr) return absl::InvalidArgumentError("simulated backend needs a clock");
-  return std::unique_ptr<Device>(new SimulatedDevice(clock));
+  return std::unique_ptr<Device>(new SimulatedDevice(clock, start_clock));
 }
 
 }  // namespace ccltune::executor::internal

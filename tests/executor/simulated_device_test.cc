@@ -10,10 +10,14 @@
 
 namespace {
 double g_fake_clock_us = 0;
+double g_fake_lag_us = 0;  // what the start clock adds: the rank's lag after its last collective
 }  // namespace
 
-// Exported (the executable links with -rdynamic) so dlsym(RTLD_DEFAULT) finds it.
+// Exported (the executable links with -rdynamic) so dlsym(RTLD_DEFAULT) finds them.
 extern "C" __attribute__((visibility("default"))) double simncclVirtualTimeUs(void) { return g_fake_clock_us; }
+extern "C" __attribute__((visibility("default"))) double simncclVirtualStartTimeUs(void) {
+  return g_fake_clock_us + g_fake_lag_us;
+}
 
 namespace ccltune::executor {
 namespace testing {
@@ -92,6 +96,43 @@ TEST(SimulatedDeviceTest, EventsHoldVirtualTime) {
   auto us = d.ElapsedUs(*a, *b);
   ASSERT_TRUE(us.ok());
   EXPECT_DOUBLE_EQ(*us, 42.5);
+  d.DestroyEvent(*a);
+  d.DestroyEvent(*b);
+  d.DestroyStream(*s);
+}
+
+// A timed region's start event reads the clock after the rank's lag (simncclVirtualStartTimeUs), its stop event the
+// plain clock: a call timed right after an untimed one does not count the lag the rank owes from before it.
+TEST(SimulatedDeviceTest, StartEventsReadTheClockAfterTheRanksLag) {
+  auto dev = OpenSimulatedDevice();
+  ASSERT_TRUE(dev.ok());
+  Device& d = **dev;
+  auto s = d.CreateStream();
+  auto a = d.CreateEvent();
+  auto b = d.CreateEvent();
+  ASSERT_TRUE(s.ok() && a.ok() && b.ok());
+  testing::SetFakeClockUs(100.0);
+  g_fake_lag_us = 30.0;
+  ASSERT_TRUE(d.RecordStartEvent(*a, *s).ok());
+  g_fake_lag_us = 0;
+  testing::SetFakeClockUs(180.0);
+  ASSERT_TRUE(d.RecordEvent(*b, *s).ok());
+  auto us = d.ElapsedUs(*a, *b);
+  ASSERT_TRUE(us.ok());
+  EXPECT_DOUBLE_EQ(*us, 50.0);
+  // Through a Timer: Begin records the start event.
+  Timer timer(&d, 4);
+  testing::SetFakeClockUs(200.0);
+  g_fake_lag_us = 25.0;
+  ASSERT_TRUE(timer.Begin(*s, 7));
+  g_fake_lag_us = 0;
+  testing::SetFakeClockUs(300.0);
+  timer.End(*s);
+  std::vector<Sample> got;
+  timer.Harvest(&got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].tag, 7u);
+  EXPECT_DOUBLE_EQ(got[0].us, 75.0);
   d.DestroyEvent(*a);
   d.DestroyEvent(*b);
   d.DestroyStream(*s);

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 
 extern "C" {
 double simncclVirtualTimeUs(void);
+double simncclVirtualStartTimeUs(void);
 double simncclLastModelUs(void);
 void simncclLastConfig(int* algo, int* proto, int* channels);
 unsigned long long simncclCommNoiseKey(ncclComm_t comm);
@@ -182,6 +184,35 @@ TEST(FittedNoise, ReplayOfTheRecordedScheduleIsTheModelsAndMatchesTheRecordedSta
                                                       ") and the model at the next 4 seeds")
                         .c_str());
   for (const simnccl::StatCheck& c : checks) EXPECT_TRUE(c.pass) << c.name;
+}
+
+// A timer's start reads the clock after the rank's lag from its last collective, also where nothing read the clock
+// at that collective's end (an untimed call): a call timed right after an untimed 16 MiB reduce-scatter measures
+// what it measures after a timed one. Its start is the rank's clock as a plain read after the collective's end leaves
+// it; and the lags differ by rank (the fitted noise), so the starts spread over ranks.
+TEST(FittedNoise, ATimersStartComesAfterTheRanksLagAlsoAfterAnUntimedCall) {
+  if (!std::getenv("SIMNCCL_NOISE_MODEL")) GTEST_SKIP() << "SIMNCCL_NOISE_MODEL unset: no lags";
+  ncclUniqueId id;
+  if (gRank == 0) ncclGetUniqueId(&id);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclCommInitRank(&comm, gSize, id, gRank), ncclSuccess);
+  SetForce("default");
+  double spread = 0;
+  for (int i = 0; i < 8; i++) {
+    Call(comm, simnccl::kReduceScatter, 16 << 20);  // untimed
+    const double start = simncclVirtualStartTimeUs();
+    EXPECT_EQ(simncclVirtualTimeUs(), start) << "the lag was already added at the start";
+    Call(comm, simnccl::kReduceScatter, 16 << 20);  // timed: stop, then a plain read after it
+    const double end = simncclVirtualTimeUs();
+    EXPECT_GT(simncclVirtualTimeUs(), end) << "the second read after a call comes after the rank's lag";
+    double lo = start, hi = start;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    spread = std::max(spread, hi - lo);
+  }
+  EXPECT_GT(spread, 0) << "every rank started at the collective's end: no lag was added";
+  ncclCommDestroy(comm);
 }
 
 }  // namespace

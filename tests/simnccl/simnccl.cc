@@ -1686,6 +1686,14 @@ __attribute__((visibility("default"))) double simncclVirtualTimeUs(void) {
   rt.ApplyPendingLag();
   return now;
 }
+// The clock for the start of a timed region: the rank's lag after its last collective has passed (a stream reaches
+// a start event once the work before it is done; without a timer around the last collective, a plain read here would
+// still return that collective's end, and the next call's timer would count the rank's lag as the call's own time).
+__attribute__((visibility("default"))) double simncclVirtualStartTimeUs(void) {
+  Runtime& rt = RT();
+  rt.ApplyPendingLag();
+  return rt.clockUs;
+}
 __attribute__((visibility("default"))) double simncclLastModelUs(void) { return RT().lastModelUs; }
 // The key of a communicator's seeded noise (rank 0's communicator ordinal and the rank count, hashed): what
 // noise_fit.hpp's SimulateSet needs to reproduce its calls.
