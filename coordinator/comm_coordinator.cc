@@ -19,10 +19,10 @@ CommCoordinator::CommCoordinator(int rank, int nranks, std::unique_ptr<Transport
       hooks_(std::move(hooks)),
       warn_after_(warn_after) {}
 
-ScheduleBook::Call CommCoordinator::ConfigFor(uint64_t workload, bool capturing) {
+ScheduleBook::Call CommCoordinator::ConfigFor(uint64_t workload, bool capturing, bool hold) {
   if (!tuning_) return {};
   if (capturing) return {book_.Incumbent(workload).value_or(Config{}), false};
-  return book_.Next(workload).value_or(ScheduleBook::Call{});
+  return book_.Next(workload, hold).value_or(ScheduleBook::Call{});
 }
 
 void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {

@@ -154,6 +154,22 @@ struct Delivered {
 // in the message. Never reads past the array.
 absl::StatusOr<Delivered> Decode(const Words& reduced);
 
+// A call that follows a call of another workload on its communicator holds, in its time over ranks, that call's
+// late finish on some ranks (ccltune::Leader::Timing). A workload that ran back to back within its last
+// kHoldWindow calls has calls to spare: those that follow another workload's are held (ScheduleBook::Next): every
+// rank sees the same calls, so every rank holds the same ones.
+inline constexpr uint64_t kHoldWindow = 8;
+// One workload's calls on one rank, as far as holding goes.
+class BackToBack {
+ public:
+  // Its call number `call` (1, 2, ...; every call counted) follows a call of another workload (`follows_other`) or
+  // one of its own. True: hold it (it follows another's, and one of its last kHoldWindow calls followed its own).
+  bool Hold(uint64_t call, bool follows_other);
+
+ private:
+  uint64_t last_warm_call_ = 0;  // its latest call that followed one of its own (0: none)
+};
+
 // Per communicator and rank: each workload's schedule, consumed one call at a time.
 class ScheduleBook {
  public:
@@ -164,8 +180,10 @@ class ScheduleBook {
   };
   // Returns the entries the update dropped (a replacing update drops the calls still scheduled).
   std::vector<ScheduleEntry> Apply(const WorkloadUpdate& u);
-  // The next call of `workload` (consumes one call), or nullopt: NCCL's default, untimed.
-  std::optional<Call> Next(uint64_t workload);
+  // The next call of `workload` (consumes one call), or nullopt: NCCL's default, untimed. `hold`: the call
+  // follows another workload's (kHoldWindow): it runs the final entry untimed and consumes nothing (the schedule's
+  // next entry, a guard's probe or a monitoring sample waits for a call that follows one of its own).
+  std::optional<Call> Next(uint64_t workload, bool hold = false);
   // Calls of `workload` still scheduled before its final entry.
   uint64_t PendingCalls(uint64_t workload) const;
   // The final entry, without consuming (used while a stream captures a graph).
@@ -315,7 +333,8 @@ class CommCoordinator {
   // The next call of `workload`: its config, and whether every rank times it (then NoteTimed() gives
   // its number). capturing: the incumbent, nothing consumed, untimed. NCCL's default (untimed) when
   // tuning is off or the workload has no schedule.
-  ScheduleBook::Call ConfigFor(uint64_t workload, bool capturing);
+  // hold: ScheduleBook::Next's.
+  ScheduleBook::Call ConfigFor(uint64_t workload, bool capturing, bool hold = false);
   // The number of the timed call ConfigFor just returned (0, 1, 2, ... on every rank alike).
   uint64_t NoteTimed() { return timed_calls_++; }
   // Leader: hands the timings of completed extended syncs to on_samples without blocking.

@@ -27,10 +27,11 @@ std::vector<ScheduleEntry> ScheduleBook::Apply(const WorkloadUpdate& u) {
   return dropped;
 }
 
-std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload) {
+std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload, bool hold) {
   auto it = book_.find(workload);
   if (it == book_.end()) return std::nullopt;
   Slot& s = it->second;
+  if (hold) return Call{s.final_config, false, false};
   if (s.pending.empty()) {
     // A converged final entry is sampled now and then (monitoring). A search's final entry runs while
     // the schedule waits for timings: every such call is a sample too (the leader's search takes it
@@ -74,5 +75,13 @@ bool ScheduleBook::Converged(uint64_t workload) const {
 }
 
 void ScheduleBook::Clear() { book_.clear(); }
+
+bool BackToBack::Hold(uint64_t call, bool follows_other) {
+  if (!follows_other) {
+    last_warm_call_ = call;
+    return false;
+  }
+  return last_warm_call_ != 0 && call - last_warm_call_ <= kHoldWindow;
+}
 
 }  // namespace ccltune::coordinator

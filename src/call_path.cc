@@ -80,7 +80,10 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
     lookup = first_of_size.emplace(std::make_pair(&cs, bytes), hash).first->second;
   }
 #endif
-  const coordinator::ScheduleBook::Call call = cs.coord->ConfigFor(lookup, false);
+  // A call that follows another workload's, of a workload that also runs back to back, is held (kHoldWindow).
+  const bool hold = slot.back_to_back.Hold(slot.calls, cs.last_unit_workload != hash);
+  cs.last_unit_workload = hash;
+  const coordinator::ScheduleBook::Call call = cs.coord->ConfigFor(lookup, false, hold);
   if (cs.leader && cs.coord->tuning()) cs.leader->OnUnit(hash, slot.key);
   if (call.timed) {
     // Every rank numbers the same timed calls; a rank that cannot time one still takes its number.

@@ -91,6 +91,7 @@ struct WorkloadSlot {
   // On a communicator with a raised budget: the channels NCCL ran its own default on, read on the first
   // call that ran it untouched (0 until then). NCCL's default at its own budget runs min(this, baseline).
   int own_channels = 0;
+  coordinator::BackToBack back_to_back;  // whether its calls that follow another workload's are held
 };
 
 class CommState {
@@ -127,6 +128,7 @@ class CommState {
   uint64_t carried_below = 0;                            // numbers below this were carried (or dropped) already
   uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
   std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash
+  uint64_t last_unit_workload = 0;                       // the workload of the latest tuned unit (its hash)
   config_table::CommTable& table() { return table_; }
   ccltuneMode_t mode = ccltuneModeTune;
   Config forced;

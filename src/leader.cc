@@ -15,6 +15,14 @@ namespace {
 constexpr size_t kKeepSamples = 64;
 // A workload without calls for this many intervals no longer keeps the intervals short while it searches.
 constexpr int kIdleIntervals = 2;
+// A workload without calls for this many iterations (the period known), or else for kStoppedUnits calls of the
+// communicator, has stopped running (Leader::Stopped).
+constexpr uint64_t kStoppedPeriods = 2;
+constexpr uint64_t kStoppedUnits = 256;
+// A workload whose last this many timed calls all started on an idle stream on some rank (executor::IdleFilter:
+// DDP's first gradient bucket of each backward pass, on the one-GPU testbed) cannot be sampled: nothing more is
+// asked of it while that lasts (Leader::Stopped), so its class's search goes on with its other members.
+constexpr int kUnsampledStreak = 6;
 // While a converged workload's guard checks (optimizer::Search::checking), intervals grow to this many units at
 // most: its probes (one per update, an update in flight for kLag intervals) make a window of 8 in about 1000
 // calls. A sync costs the calls around it: kept at the floor (8 units) after convergence, the simulated
@@ -81,8 +89,11 @@ const Leader::Class* Leader::ClassOf(const Work& w) const {
 
 void Leader::OnUnit(uint64_t workload, const WorkloadKey& key) {
   detector_.Observe(workload);
+  prev_unit_workload_ = unit_workload_;
+  unit_workload_ = workload;
   Work& w = Get(workload);
   ++w.units_this_interval;
+  w.last_unit = ++units_;
   if (w.search_ready) return;
   if (w.class_id == 0) {
     w.key = key;
@@ -175,7 +186,9 @@ void Leader::EnsureSearch(Work& w) {
 
 void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call,
                      uint64_t unit) {
-  timed_[seq] = Timed{workload, asked, scheduled, call, unit};
+  // OnUnit saw this call's unit just before (call_path.cc).
+  timed_[seq] =
+      Timed{workload, asked, scheduled, call, unit, unit_workload_ == workload && prev_unit_workload_ != workload};
   next_timed_ = seq + 1;
   Work& w = Get(workload);
   if (scheduled) ++w.scheduled_in_flight;
@@ -219,13 +232,16 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
       // No rank could time the call (every rank's timer pool full, say), or some rank timed it from an idle stream
       // (its time holds NCCL's launch and the other ranks' late arrival: executor::IdleFilter): that sample will
       // not come.
-      if (samples[i]) ++w.idle_samples;
+      if (samples[i]) ++w.idle_samples, ++w.idle_streak;
       if (Class* c = ClassOf(w); t.scheduled && c != nullptr && c->search.has_value()) c->search->NoteLost(t.asked);
       continue;
     }
-    const double us = o_.timing == Timing::kMinOverRanks ? samples[i]->min_us : samples[i]->max_us;
+    // Timing: a call that follows another workload's is read by its minimum over ranks.
+    const bool by_min = o_.timing == Timing::kMinOverRanks || t.follows_other;
+    const double us = by_min ? samples[i]->min_us : samples[i]->max_us;
     if (o_.trace != nullptr) Trace(w, t, us);
     ++w.samples;
+    w.idle_streak = 0;
     if (t.asked.IsDefault()) Keep(&w.default_samples, us);
     if (w.sent_converged && t.asked == w.last_final && !t.asked.IsDefault()) Keep(&w.incumbent_samples, us);
     Class* c = ClassOf(w);
@@ -301,6 +317,12 @@ void Leader::AddImports(const std::vector<config_table::ImportedWorkload>& impor
 bool Leader::imported(uint64_t workload) const {
   auto it = work_.find(workload);
   return it != work_.end() && it->second.from_import;
+}
+
+bool Leader::Stopped(const Work& w) const {
+  const uint64_t period = detector_.period();
+  return units_ - w.last_unit >= (period != 0 ? kStoppedPeriods * period : kStoppedUnits) ||
+         w.idle_streak >= kUnsampledStreak;
 }
 
 bool Leader::searching() const {
@@ -428,6 +450,18 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
         w.last_final = c->search->incumbent();
         w.sent_converged = true;
       }
+    } else if (!frozen_ && Stopped(w)) {
+      // A member that stopped running, or whose calls cannot be sampled, while its class searches: what is scheduled
+      // for it will not run or not come back, and its class's search would await those samples for good (on the
+      // one-GPU testbed, a DDP class of three buckets searched for 250 steps: every entry went to the bucket
+      // that starts each backward pass on an idle stream, and came back marked). Its schedule is replaced by
+      // the final entry (the calls it drops are reported lost as it applies: OnApplied), and nothing more is
+      // asked for it until it runs again, or a call of it comes back as a sample.
+      if (book.PendingCalls(h) == 0) continue;
+      u.entries.push_back({c->search->waiting(), 0, false});
+      if (coordinator::EncodedWords(u) > room) break;
+      w.last_final = u.entries.back().config;
+      w.sent_converged = false;
     } else if (!frozen_) {
       // Keep the schedule about three intervals of this workload's calls ahead: the update applies
       // kLag intervals from now and its timings come back about one interval after the calls.

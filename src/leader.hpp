@@ -35,6 +35,11 @@ SizeClass SizeClassOf(const WorkloadKey& key);
 
 class Leader {
  public:
+  // Which per-call time over ranks the searches compare. kMaxOverRanks (what a job waits for) reads a call that
+  // follows a call of another workload by the minimum instead: its maximum holds the other workload's late
+  // finish on some ranks (after a 16 MiB reduce-scatter, several times a 64 KiB all-reduce's own time on the
+  // simulated testbed), whatever config it ran. A workload that also runs back to back (repeated calls, the
+  // bench) does not time such calls at all (coordinator::kHoldWindow), so that its samples are of one kind.
   enum class Timing { kMinOverRanks, kMaxOverRanks };
   // Calls of a size class before its search starts (see EnsureSearch).
   static constexpr uint64_t kMinUnitsToSearch = 2;
@@ -126,9 +131,11 @@ class Leader {
     uint64_t units_this_interval = 0;  // calls seen since the last Build
     uint64_t calls_per_interval = 1;   // as seen in the last interval (the lookahead's unit)
     int idle_intervals = 0;            // consecutive intervals without a call of this workload
+    uint64_t last_unit = 0;            // the leader's unit count at its latest call (Stopped)
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
     int64_t idle_samples = 0;         // timed calls some rank timed from an idle stream: not samples
+    int idle_streak = 0;              // ... of its latest timed calls whose timings came back, in a row
     int64_t scheduled_in_flight = 0;  // timed calls of schedule entries whose timings have not come back
     // Whether its last two timed calls were consecutive calls of the communicator (a workload run back to
     // back: every call of a searching workload is timed), and the last schedule entry shipped (what runs
@@ -152,11 +159,16 @@ class Leader {
     Config asked;
     bool scheduled = true;  // a search's schedule entry (else its final entry, run while waiting)
     uint64_t call = 0, unit = 0;
+    bool follows_other = false;  // the communicator's call before it was of another workload
   };
   // One tuning-trace line for a timing that came back (o_.trace set).
   void Trace(const Work& w, const Timed& t, double us);
   bool trace_failed_ = false;
   Work& Get(uint64_t workload);
+  // Whether `w` stopped running: no call for kStoppedPeriods iterations (the period known), else for kStoppedUnits
+  // calls of the communicator; or cannot be sampled: its last kUnsampledStreak timed calls all came back idle. What is
+  // scheduled for it then will not run or not come back (Build).
+  bool Stopped(const Work& w) const;
   Class* ClassOf(const Work& w);
   const Class* ClassOf(const Work& w) const;
   optimizer::Prior PriorFor(const Class& c) const;
@@ -174,9 +186,11 @@ class Leader {
   std::unordered_map<uint64_t, Work> work_;
   std::vector<uint64_t> order_;  // first-seen order, for deterministic packing
   std::map<uint64_t, Class> classes_;
-  std::map<uint64_t, Timed> timed_;          // seq -> the timed call, until its timing arrives
-  uint64_t next_timed_ = 0;                  // the number the next timed call gets
-  std::set<std::pair<int, int>> connected_;  // algorithm/protocol pairs NCCL has run on this communicator
+  std::map<uint64_t, Timed> timed_;                      // seq -> the timed call, until its timing arrives
+  uint64_t next_timed_ = 0;                              // the number the next timed call gets
+  uint64_t unit_workload_ = 0, prev_unit_workload_ = 0;  // the workloads of the latest unit and of the one before
+  uint64_t units_ = 0;                                   // units seen (OnUnit)
+  std::set<std::pair<int, int>> connected_;              // algorithm/protocol pairs NCCL has run on this communicator
   bool frozen_ = false;
 };
 

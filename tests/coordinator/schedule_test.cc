@@ -117,6 +117,48 @@ TEST(ScheduleBook, TimedCalls) {
   EXPECT_EQ(n, 3);
 }
 
+// A held call (one that follows another workload's, of a workload that runs back to back) runs the final entry
+// untimed and consumes nothing: the next entry, and a converged workload's monitoring count, wait for the next call
+// that is not held.
+TEST(ScheduleBook, HeldCallsRunTheFinalEntryAndConsumeNothing) {
+  ScheduleBook b;
+  b.Apply({.workload = 5, .entries = {{kA, 1}, {kB, 1}, {kInc, 0}}});
+  const ScheduleBook::Call held = *b.Next(5, /*hold=*/true);
+  EXPECT_EQ(held.config, kInc);
+  EXPECT_FALSE(held.timed);
+  EXPECT_FALSE(held.scheduled);
+  EXPECT_EQ(b.PendingCalls(5), 2u);
+  EXPECT_EQ(NextConfig(b, 5), kA);
+  EXPECT_FALSE(b.Next(5, true)->timed);
+  EXPECT_EQ(NextConfig(b, 5), kB);
+  EXPECT_FALSE(b.Next(5, true)->timed);  // the final entry, waiting: timed only when not held
+  EXPECT_TRUE(b.Next(5)->timed);
+  b.Apply({.workload = 5, .entries = {{kInc, 0}}, .converged = true});
+  EXPECT_TRUE(b.Next(5)->timed);  // the monitoring's first call
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(b.Next(5, true)->timed);
+  for (uint64_t i = 1; i < kMonitorEvery; ++i) EXPECT_FALSE(b.Next(5)->timed) << i;
+  EXPECT_TRUE(b.Next(5)->timed);             // held calls did not count towards the next monitoring call
+  EXPECT_EQ(b.Next(6, true), std::nullopt);  // no schedule: NCCL's default, held or not
+}
+
+// A call is held when it follows another workload's call and one of the workload's last kHoldWindow calls followed
+// one of its own: a workload run four times per training iteration holds its first call of each iteration; one run
+// once per iteration holds nothing; one that stopped running back to back holds nothing after kHoldWindow calls.
+TEST(BackToBack, HoldsCallsAfterAnotherWorkloadsOfAWorkloadThatRunsBackToBack) {
+  BackToBack four;
+  std::vector<bool> held;
+  for (uint64_t call = 1; call <= 12; ++call) held.push_back(four.Hold(call, call % 4 == 1));
+  EXPECT_EQ(held,
+            (std::vector<bool>{false, false, false, false, true, false, false, false, true, false, false, false}));
+  BackToBack once;
+  for (uint64_t call = 1; call <= 20; ++call) EXPECT_FALSE(once.Hold(call, true)) << call;
+  BackToBack stopped;
+  EXPECT_FALSE(stopped.Hold(1, true));
+  EXPECT_FALSE(stopped.Hold(2, false));
+  for (uint64_t call = 3; call <= 2 + kHoldWindow; ++call) EXPECT_TRUE(stopped.Hold(call, true)) << call;
+  EXPECT_FALSE(stopped.Hold(3 + kHoldWindow, true));
+}
+
 // Between two sync points at most kMonitorPerInterval monitoring calls are timed, over all converged
 // workloads together (a sync carries kSampleSlots timings); scheduled calls and a searching workload's final
 // entry are timed regardless, and a new interval starts the allowance again.
