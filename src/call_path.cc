@@ -81,7 +81,8 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
   }
 #endif
   // A call that follows another workload's, of a workload that also runs back to back, is held (kHoldWindow).
-  const bool hold = slot.back_to_back.Hold(slot.calls, cs.last_unit_workload != hash);
+  const bool follows_other = cs.last_unit_workload != hash;
+  const bool hold = slot.back_to_back.Hold(slot.calls, follows_other);
   cs.last_unit_workload = hash;
   const coordinator::ScheduleBook::Call call = cs.coord->ConfigFor(lookup, false, hold);
   if (cs.leader && cs.coord->tuning()) cs.leader->OnUnit(hash, slot.key);
@@ -89,7 +90,8 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
     // Every rank numbers the same timed calls; a rank that cannot time one still takes its number.
     *timed = true;
     *seq = cs.coord->NoteTimed();
-    if (cs.leader) cs.leader->OnTimed(*seq, hash, call.config, call.scheduled, slot.calls - 1, cs.coord->units());
+    if (cs.leader)
+      cs.leader->OnTimed(*seq, hash, call.config, call.scheduled, slot.calls - 1, cs.coord->units(), follows_other);
   }
   return call.config;
 }

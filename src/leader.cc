@@ -89,8 +89,6 @@ const Leader::Class* Leader::ClassOf(const Work& w) const {
 
 void Leader::OnUnit(uint64_t workload, const WorkloadKey& key) {
   detector_.Observe(workload);
-  prev_unit_workload_ = unit_workload_;
-  unit_workload_ = workload;
   Work& w = Get(workload);
   ++w.units_this_interval;
   w.last_unit = ++units_;
@@ -184,11 +182,9 @@ void Leader::EnsureSearch(Work& w) {
   if (ss.channel_truth && w.default_ran) c->search->NoteRan(Config{}, *w.default_ran);
 }
 
-void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call,
-                     uint64_t unit) {
-  // OnUnit saw this call's unit just before (call_path.cc).
-  timed_[seq] =
-      Timed{workload, asked, scheduled, call, unit, unit_workload_ == workload && prev_unit_workload_ != workload};
+void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled, uint64_t call, uint64_t unit,
+                     bool follows_other) {
+  timed_[seq] = Timed{workload, asked, scheduled, call, unit, follows_other};
   next_timed_ = seq + 1;
   Work& w = Get(workload);
   if (scheduled) ++w.scheduled_in_flight;

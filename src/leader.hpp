@@ -68,9 +68,10 @@ class Leader {
   // `scheduled`: the call ran one of the search's schedule entries (else the final entry, while waiting).
   // `call`: the workload's call index on this rank (from 0); `unit`: the communicator's unit count at the call
   // (the tuning trace shows both; consecutive units of one workload mean it runs back to back, and then NCCL's
-  // default after another config gets a warm-up call: Entries).
+  // default after another config gets a warm-up call: Entries). `follows_other`: the communicator's call before it
+  // was of another workload (its timing is then read by the minimum over ranks: Timing).
   void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true, uint64_t call = 0,
-               uint64_t unit = 0);
+               uint64_t unit = 0, bool follows_other = false);
   // Carried timings of timed calls first_seq.. (coordinator::Hooks::on_samples).
   void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples);
   // Channel truth: NCCL ran `ran` for a call of `workload` that asked for `asked` (any call, timed or not).
@@ -186,11 +187,10 @@ class Leader {
   std::unordered_map<uint64_t, Work> work_;
   std::vector<uint64_t> order_;  // first-seen order, for deterministic packing
   std::map<uint64_t, Class> classes_;
-  std::map<uint64_t, Timed> timed_;                      // seq -> the timed call, until its timing arrives
-  uint64_t next_timed_ = 0;                              // the number the next timed call gets
-  uint64_t unit_workload_ = 0, prev_unit_workload_ = 0;  // the workloads of the latest unit and of the one before
-  uint64_t units_ = 0;                                   // units seen (OnUnit)
-  std::set<std::pair<int, int>> connected_;              // algorithm/protocol pairs NCCL has run on this communicator
+  std::map<uint64_t, Timed> timed_;          // seq -> the timed call, until its timing arrives
+  uint64_t next_timed_ = 0;                  // the number the next timed call gets
+  uint64_t units_ = 0;                       // units seen (OnUnit)
+  std::set<std::pair<int, int>> connected_;  // algorithm/protocol pairs NCCL has run on this communicator
   bool frozen_ = false;
 };
 

@@ -57,7 +57,8 @@ struct Loop {
   uint64_t next_seq = 0;
   std::map<uint64_t, std::pair<Config, uint64_t>> flying;  // seq -> (config, bytes)
   int64_t calls = 0;
-  uint64_t units = 0;  // the communicator's units (one per call)
+  uint64_t units = 0;          // the communicator's units (one per call)
+  uint64_t last_workload = 0;  // the workload of the latest call
   std::set<uint64_t> seen;
   std::vector<coordinator::WorkloadUpdate> shipped;
   bool report_dropped = true;  // as the runtime does (false: replaced calls are never reported lost)
@@ -138,8 +139,10 @@ struct Loop {
     std::optional<coordinator::ScheduleBook::Call> c = book.Next(h);
     const Config cfg = c ? c->config : Config{};
     ++units;
+    const bool follows_other = last_workload != h;  // as the call path works it out
+    last_workload = h;
     if (c && c->timed) {
-      leader.OnTimed(next_seq, h, cfg, c->scheduled, 0, units);
+      leader.OnTimed(next_seq, h, cfg, c->scheduled, 0, units, follows_other);
       flying_workload[next_seq] = h;
       flying[next_seq++] = {cfg, k.calls[0].bytes};
     }
