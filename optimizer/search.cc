@@ -238,6 +238,9 @@ struct Search::Impl {
                           : store.Relative(reference) * std::exp(-kGuardZ * store.RelativeStdErr(reference, 0.03));
     reference_relative = std::isfinite(rr) && rr > 0 ? rr : 0;
   }
+  // An arm's estimate plus one standard error of its own samples (a config ahead on few samples is more likely lucky
+  // than fast): how the final choice, the guard's reference and a near tie at the top rank arms.
+  double Pessimistic(const Config& c) const { return store.Relative(c) + store.OwnStdErr(c, 0.03); }
   // Converged on NCCL's default: the arm that came closest to it (by the pessimistic estimate FinalOrder uses),
   // the config the guard reads the default against once the default's own time drifts. Default when no arm
   // has a sample.
@@ -245,7 +248,7 @@ struct Search::Impl {
     std::optional<std::pair<double, Config>> best;
     for (const Config& c : arms) {
       if (store.Count(c) < 1) continue;
-      const double v = store.Relative(c) + store.OwnStdErr(c, 0.03);
+      const double v = Pessimistic(c);
       if (std::isfinite(v) && (!best || v < best->first)) best.emplace(v, c);
     }
     return best ? best->second : Config{};
@@ -257,7 +260,7 @@ struct Search::Impl {
   std::vector<Config> FinalOrder() const {
     std::vector<std::pair<double, Config>> ranked;
     for (const Config& c : arms)
-      if (store.Count(c) >= 4) ranked.emplace_back(store.Relative(c) + store.OwnStdErr(c, 0.03), c);
+      if (store.Count(c) >= 4) ranked.emplace_back(Pessimistic(c), c);
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Config> out;
     for (const auto& [v, c] : ranked) out.push_back(c);
@@ -336,12 +339,31 @@ struct Search::Impl {
       ++stats.early;
       return Converge(leader);
     }
+    // A near tie at the top (not Apart: both arms on kTieSamples or more, within kEpsilonBest) whose lead moves
+    // between the two: each change restarts the samples since it leads, and the race ran to its budget on a
+    // difference the search does not care about (simulated testbed noise, all-reduce 256 KiB: tree/simple/nc2
+    // at 0.829 and ring/simple/nc1 at 0.839 of the default on 20 samples each, 39 of 39 entries). The better of
+    // the two by the pessimistic estimate is taken once it clears the decision on all of its samples. Only between
+    // subspaces: channel counts of one subspace that read within 3% of each other can be 9% apart (the simulated
+    // acceptance bench, all-gather 4 MiB: ring/ll128 on 7 and 11 channels), and refinement works between them.
+    if (rival && (rival->algo != leader.algo || rival->proto != leader.proto) && n < kMinDecideSamples &&
+        !Apart(leader, *rival) && store.Count(leader) >= kTieSamples && store.Count(*rival) >= kTieSamples) {
+      const Config& first = PessimisticBest(leader, *rival);
+      if (internal::Decide(first, store, opt.min_gain, 0, internal::kDecideZ, 0, kPickedZ).switch_to_winner) {
+        ++stats.early;
+        return Converge(first);
+      }
+    }
     // Kept: the leader shows no gain (or none the budget could confirm), and no other arm could show one.
     if (!v.switch_to_winner && !v.undecided && n >= 2 && !LeadDisputed(leader) &&
         (!rival || Lower(*rival, false) >= 1 - opt.min_gain))
       return Converge(Config{});
     // Nothing left worth a sample, and nothing on its way: decide on what came back.
     if (TotalPending() == 0 && !NextArm()) return DecideNow();
+  }
+  // Of two arms, the one with the lower pessimistic estimate.
+  const Config& PessimisticBest(const Config& a, const Config& b) const {
+    return Pessimistic(b) < Pessimistic(a) ? b : a;
   }
   // Whether `rival` may still be better than `leader` by more than kEpsilonBest: its lower bound says so,
   // unless both have kTieSamples and their estimates are within kEpsilonBest (a near tie inside heavy
