@@ -87,7 +87,7 @@ struct Stats {
   int configs = 0;          // distinct configs measured (as NCCL ran them)
   int requested = 0;        // samples asked for (Next) while searching
   int lost = 0;             // asked for, then reported lost (NoteLost) or given up (DropPending)
-  int early = 0;            // switched to the leader before the sample budget was used up
+  int early = 0;            // converged on a race arm before the sample budget was used up
   int reopened = 0;
   // After convergence on a config other than NCCL's default, the search asks for a call of the default now
   // and then (Next() while converged) and judges the incumbent against those (the guard): `probes` asked

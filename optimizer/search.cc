@@ -295,8 +295,8 @@ struct Search::Impl {
     const double lv = store.Relative(leader);
     std::optional<Config> other;
     for (const Config& a : arms)
-      if ((a.algo != leader.algo || a.proto != leader.proto) && store.Count(a) >= 2 &&
-          store.Relative(a) <= lv + kCarryMargin && (!other || store.Relative(a) < store.Relative(*other)))
+      if (a.Subspace() != leader.Subspace() && store.Count(a) >= 2 && store.Relative(a) <= lv + kCarryMargin &&
+          (!other || store.Relative(a) < store.Relative(*other)))
         other = a;
     if (other && refined.insert(KeyOf(*other)).second)
       for (const Config& n : internal::Neighbours(*other, space, store)) next.push_back(n);
@@ -346,8 +346,8 @@ struct Search::Impl {
     // the two by the pessimistic estimate is taken once it clears the decision on all of its samples. Only between
     // subspaces: channel counts of one subspace that read within 3% of each other can be 9% apart (the simulated
     // acceptance bench, all-gather 4 MiB: ring/ll128 on 7 and 11 channels), and refinement works between them.
-    if (rival && (rival->algo != leader.algo || rival->proto != leader.proto) && n < kMinDecideSamples &&
-        !Apart(leader, *rival) && store.Count(leader) >= kTieSamples && store.Count(*rival) >= kTieSamples) {
+    if (rival && rival->Subspace() != leader.Subspace() && n < kMinDecideSamples && !Apart(leader, *rival) &&
+        store.Count(leader) >= kTieSamples && store.Count(*rival) >= kTieSamples) {
       const Config& first = PessimisticBest(leader, *rival);
       if (internal::Decide(first, store, opt.min_gain, 0, internal::kDecideZ, 0, kPickedZ).switch_to_winner) {
         ++stats.early;
