@@ -23,6 +23,10 @@ constexpr uint64_t kStoppedUnits = 256;
 // DDP's first gradient bucket of each backward pass, on the one-GPU testbed) cannot be sampled: nothing more is
 // asked of it while that lasts (Leader::Stopped), so its class's search goes on with its other members.
 constexpr int kUnsampledStreak = 6;
+// A size class whose every member's last this many timed calls came back idle can never be sampled (a DDP class of
+// the one bucket that starts each backward pass): its search ends on NCCL's default (Leader::Unsampleable). Far
+// longer than kUnsampledStreak: a host-bound stretch of a job (its first iterations, say) does not end a search.
+constexpr int kUnsampleableStreak = 64;
 // While a converged workload's guard checks (optimizer::Search::checking), intervals grow to this many units at
 // most: its probes (one per update, an update in flight for kLag intervals) make a window of 8 in about 1000
 // calls. A sync costs the calls around it: kept at the floor (8 units) after convergence, the simulated
@@ -229,7 +233,20 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
       // (its time holds NCCL's launch and the other ranks' late arrival: executor::IdleFilter): that sample will
       // not come.
       if (samples[i]) ++w.idle_samples, ++w.idle_streak;
-      if (Class* c = ClassOf(w); t.scheduled && c != nullptr && c->search.has_value()) c->search->NoteLost(t.asked);
+      Class* c = ClassOf(w);
+      if (c == nullptr || !c->search.has_value()) continue;
+      if (t.scheduled) c->search->NoteLost(t.asked);
+      if (c->search->state() == optimizer::State::kSearching && Unsampleable(*c)) {
+        // Every member's last kUnsampleableStreak timed calls came back idle: the search would wait for samples for
+        // good, and keep the intervals at one iteration while it does (Leader::searching). It ends on NCCL's
+        // default, what those calls ran while nothing could be measured.
+        c->search->Adopt(Config{}, 0);
+        CCLTUNE_INFO(kOpt,
+                     "search of %s [%d..%d B] stopped: the last %d timed calls of every workload of its size class "
+                     "started on an idle stream (not samples); NCCL's default kept",
+                     w.key.ToString(), static_cast<int64_t>(c->bounds.min_bytes),
+                     static_cast<int64_t>(c->bounds.max_bytes), kUnsampleableStreak);
+      }
       continue;
     }
     // Timing: a call that follows another workload's is read by its minimum over ranks.
@@ -262,7 +279,6 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
                        : "its time moved away from what it was");
     }
     if (!was_converged && s.state() == optimizer::State::kConverged) {
-      c->searched_before = true;
       CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] done: %s (calls timed from an idle stream, not sampled: %d)",
                    w.key.ToString(), static_cast<int64_t>(c->bounds.min_bytes),
                    static_cast<int64_t>(c->bounds.max_bytes), s.Describe(), w.idle_samples);
@@ -313,6 +329,12 @@ void Leader::AddImports(const std::vector<config_table::ImportedWorkload>& impor
 bool Leader::imported(uint64_t workload) const {
   auto it = work_.find(workload);
   return it != work_.end() && it->second.from_import;
+}
+
+bool Leader::Unsampleable(const Class& c) const {
+  for (uint64_t h : c.members)
+    if (work_.at(h).idle_streak < kUnsampleableStreak) return false;
+  return !c.members.empty();
 }
 
 bool Leader::Stopped(const Work& w) const {

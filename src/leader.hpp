@@ -152,7 +152,6 @@ class Leader {
     SizeClass bounds;
     std::vector<uint64_t> members;  // workloads, in first-seen order
     std::optional<optimizer::Search> search;
-    bool searched_before = false;
     uint64_t units = 0;  // calls of its members seen before its search started
   };
   struct Timed {
@@ -170,6 +169,8 @@ class Leader {
   // calls of the communicator; or cannot be sampled: its last kUnsampledStreak timed calls all came back idle. What is
   // scheduled for it then will not run or not come back (Build).
   bool Stopped(const Work& w) const;
+  // Whether no member of `c` can be sampled: each one's last kUnsampleableStreak timed calls came back idle.
+  bool Unsampleable(const Class& c) const;
   Class* ClassOf(const Work& w);
   const Class* ClassOf(const Work& w) const;
   optimizer::Prior PriorFor(const Class& c) const;

@@ -420,6 +420,23 @@ TEST(Leader, AClassMemberThatCannotBeSampledDoesNotStallItsClassSearch) {
   EXPECT_EQ(st->samples, 0);
 }
 
+// A size class whose every member's timed calls come back idle (a DDP class of one bucket, the one that starts each
+// backward pass): its search can never get a sample. It ends on NCCL's default instead of searching for good (the
+// intervals stay at one iteration while anything searches: a sync per iteration for the rest of the job), and the
+// other workloads' searches are not held up.
+TEST(Leader, AClassThatCannotBeSampledEndsOnTheDefault) {
+  Loop loop(Opts());
+  loop.keys = {Key(1 << 20), Key(16 << 20)};
+  loop.idle_workloads = {loop.keys[0].Hash()};
+  ASSERT_TRUE(loop.Run(400)) << loop.leader.Describe(loop.keys[0].Hash());
+  EXPECT_TRUE(loop.book.Incumbent(loop.keys[0].Hash())->IsDefault());
+  EXPECT_LE(Cost(*loop.book.Incumbent(loop.keys[1].Hash()), 16 << 20), 1.05 * 1600);
+  const std::optional<Leader::WorkloadStats> st = loop.leader.StatsOf(loop.keys[0].Hash());
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->samples, 0);
+  EXPECT_FALSE(loop.leader.searching());
+}
+
 // Samples the search awaits that will never come, unreported (timed calls no sync carried, here; a replaced
 // schedule's calls are another case): once nothing of the class is scheduled, shipped or in flight, the
 // leader has the search ask again.
