@@ -11,13 +11,8 @@
 
 namespace ccltune::coordinator {
 
-CommCoordinator::CommCoordinator(int rank, int nranks, std::unique_ptr<Transport> transport, Hooks hooks,
-                                 absl::Duration warn_after)
-    : rank_(rank),
-      nranks_(nranks),
-      transport_(std::move(transport)),
-      hooks_(std::move(hooks)),
-      warn_after_(warn_after) {}
+CommCoordinator::CommCoordinator(int rank, std::unique_ptr<Transport> transport, Hooks hooks, absl::Duration warn_after)
+    : rank_(rank), transport_(std::move(transport)), hooks_(std::move(hooks)), warn_after_(warn_after) {}
 
 ScheduleBook::Call CommCoordinator::ConfigFor(uint64_t workload, bool capturing, bool hold) {
   if (!tuning_) return {};

@@ -327,7 +327,7 @@ class CommCoordinator {
     // completed (HarvestSamples) or at its apply at the latest; in sync order.
     std::function<void(uint64_t first_seq, const std::vector<std::optional<CarriedSample>>& samples)> on_samples;
   };
-  CommCoordinator(int rank, int nranks, std::unique_ptr<Transport> transport, Hooks hooks,
+  CommCoordinator(int rank, std::unique_ptr<Transport> transport, Hooks hooks,
                   absl::Duration warn_after = absl::Seconds(5));
 
   // The next call of `workload`: its config, and whether every rank times it (then NoteTimed() gives
@@ -358,7 +358,6 @@ class CommCoordinator {
  private:
   absl::Status Apply(uint64_t sync_id);
   int rank_;
-  int nranks_;
   std::unique_ptr<Transport> transport_;
   Hooks hooks_;
   absl::Duration warn_after_;

@@ -214,8 +214,8 @@ void CommLifecycle::SetUp(CommState& cs) {
                  static_cast<void*>(csp->comm()), csp->rank(), absl::FormatDuration(waited),
                  static_cast<int64_t>(sync_id), static_cast<int64_t>(csp->coord->units()));
   };
-  cs.coord = std::make_unique<coordinator::CommCoordinator>(cs.rank(), cs.nranks(), std::move(transport),
-                                                            std::move(hooks), absl::Seconds(settings.sync_warn_s));
+  cs.coord = std::make_unique<coordinator::CommCoordinator>(cs.rank(), std::move(transport), std::move(hooks),
+                                                            absl::Seconds(settings.sync_warn_s));
 }
 
 void CommLifecycle::LoadImport(CommState& cs) {

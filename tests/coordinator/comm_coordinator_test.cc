@@ -74,7 +74,7 @@ TEST(CommCoordinator, SingleRankFollowsTheScheduleCallByCall) {
     if (id == 0) m.updates.push_back({.workload = 7, .entries = {{a, 2}, {b, 1}, {inc, 0}}});
     return m;
   };
-  CommCoordinator c(0, 1, hub.Endpoint(0), hooks);
+  CommCoordinator c(0, hub.Endpoint(0), hooks);
   EXPECT_TRUE(c.is_leader());
   for (uint64_t u = 1; u < kAgreementApplyUnit; ++u) {
     ASSERT_EQ(c.ConfigFor(7, false).config, Config{});

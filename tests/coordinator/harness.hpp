@@ -128,7 +128,7 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
         res.slow_wait_ids.push_back(id);
         if (o.on_slow_wait) o.on_slow_wait(r, id);
       };
-      CommCoordinator c(r, o.nranks, std::move(t), hooks, o.warn_after);
+      CommCoordinator c(r, std::move(t), hooks, o.warn_after);
       self = &c;
       for (const Unit& u : script) {
         for (uint64_t w : u.captured) {
