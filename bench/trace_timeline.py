@@ -8,7 +8,9 @@ the race, the round trip that delivers the decision.
 
 With --period P, the characters of the P calls of each training iteration are grouped (a space between groups), for a
 loop that runs each workload P times per iteration. Per workload, after the line: the last candidate or default call
-asked for by the search (the last `c` or `d` before the first `m`), and the first monitoring call.
+asked for by the search (the last `c` or `d` before the first `m`), and the first monitoring call. The trace does
+not tell a race's call of NCCL's default from a guard's probe of it, so a probe between the decision and the first
+monitoring call would count as asked.
 
 Usage: bench/trace_timeline.py TRACE.csv [--calls N] [--period P] [--match TEXT]
 """
@@ -55,10 +57,12 @@ def main():
     if not tl:
         print("%s: no trace lines" % a.trace)
         return 1
-    width = max(len(w) for _, w in tl)
-    for (comm, workload), calls in tl.items():
-        if a.match not in workload:
-            continue
+    shown = [(key, calls) for key, calls in tl.items() if a.match in key[1]]
+    if not shown:
+        print("%s: no workload matches %r" % (a.trace, a.match))
+        return 1
+    width = max(len(w) for (_, w), _ in shown)
+    for (comm, workload), calls in shown:
         n = a.calls if a.calls > 0 else max(calls) + 1
         last, first_m = milestones(calls)
         print("%-*s %s | last asked %s, first monitor %s" % (width, workload, line(calls, n, a.period),

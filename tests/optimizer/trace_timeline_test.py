@@ -25,7 +25,7 @@ class Timeline(unittest.TestCase):
         # arrival order, not call order.
         rows = [line("w1", 1, "default"), line("w1", 2, "candidate"), line("w1", 5, "incumbent"),
                 line("w1", 4, "candidate"), line("w1", 6, "monitor"), line("w1", 7, "default"),
-                line("w2", 0, "default"), line("w2", 1, "candidate")]
+                line("w2", 0, "default"), line("w2", 1, "candidate"), line("w2-longer-name", 0, "default")]
         with open(self.path, "w") as f:
             f.write(HEADER + "".join(rows))
 
@@ -35,14 +35,19 @@ class Timeline(unittest.TestCase):
     def test_lines_and_milestones(self):
         rc, out = run_main(trace_timeline, [self.path])
         self.assertEqual(rc, 0)
-        self.assertIn("w1 .dc.cimd | last asked 4, first monitor 6", out)
-        self.assertIn("w2 dc | last asked 1, first monitor -", out)
+        self.assertIn("w1             .dc.cimd | last asked 4, first monitor 6", out)
+        self.assertIn("w2             dc | last asked 1, first monitor -", out)
 
     def test_calls_period_and_match(self):
         rc, out = run_main(trace_timeline, [self.path, "--calls", "10", "--period", "4", "--match", "w1"])
         self.assertEqual(rc, 0)
-        self.assertIn("w1 .dc. cimd .. |", out)
+        self.assertIn("w1 .dc. cimd .. |", out)  # padded to the longest name shown, not to w2-longer-name
         self.assertNotIn("w2", out)
+
+    def test_no_match(self):
+        rc, out = run_main(trace_timeline, [self.path, "--match", "w9"])
+        self.assertEqual(rc, 1)
+        self.assertIn("no workload matches", out)
 
     def test_empty_trace(self):
         empty = os.path.join(self.dir.name, "empty.csv")
