@@ -65,6 +65,20 @@ def oracle_result(coll, size, candidates, default_us, screen_ratio=None):
             "oracle_default_us": default_us, "oracle_candidates": rows}
 
 
+TRACE_HEADER = "comm,workload,call,unit,config,us,role\n"
+
+
+def write_run_and_trace(directory, stem, results, trace_rows, nranks, pid=123):
+    """A `--mode compare,oracle` JSON file STEM.json ({"meta": {"nranks"}, "results"}) and the search trace beside it,
+    trace-STEM-PID.csv, from (workload, call, config, us, role) rows (the call is also the unit): the JSON's path."""
+    path = os.path.join(directory, stem + ".json")
+    with open(path, "w") as f:
+        json.dump({"meta": {"nranks": nranks}, "results": results}, f)
+    with open(os.path.join(directory, f"trace-{stem}-{pid}.csv"), "w") as f:
+        f.write(TRACE_HEADER + "".join(f"0x1,{w},{c},{c},{cfg},{us},{role}\n" for w, c, cfg, us, role in trace_rows))
+    return path
+
+
 class TempDirCase(unittest.TestCase):
     """A test case with a temporary directory, self.dir (a tempfile.TemporaryDirectory), removed after each test."""
 

@@ -6,11 +6,10 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_script_testing import TempDirCase, config, import_script, oracle_result, run_main  # noqa: E402  (also puts bench/ on the path)
+from bench_script_testing import (  # noqa: E402  (also puts bench/ on the path)
+    TempDirCase, config, import_script, oracle_result, run_main, write_run_and_trace)
 
 tvo = import_script("trace_vs_oracle")
-
-HEADER = "comm,workload,call,unit,config,us,role\n"
 
 
 def result(coll, size, candidates, default_us):
@@ -19,12 +18,7 @@ def result(coll, size, candidates, default_us):
 
 class TraceVsOracle(TempDirCase):
     def write_run(self, stem, results, trace_rows, nranks=2):
-        path = os.path.join(self.dir.name, stem + ".json")
-        with open(path, "w") as f:
-            json.dump({"meta": {"nranks": nranks}, "results": results}, f)
-        with open(os.path.join(self.dir.name, f"trace-{stem}-123.csv"), "w") as f:
-            f.write(HEADER + "".join(f"0x1,{w},{u},{u},{c},{us},{role}\n" for w, u, c, us, role in trace_rows))
-        return path
+        return write_run_and_trace(self.dir.name, stem, results, trace_rows, nranks)
 
     def test_workload_names_follow_the_trace(self):
         self.assertEqual(tvo.workload_name(result("allreduce", 65536, [], 1), 4), "allreduce/float32/sum/65536")

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""How a config's timings in a search depend on how many calls of it came right before. For each `--mode
+compare,oracle` JSON file and the search trace beside it (CCLTUNE_TRACE: comm,workload,call,unit,config,us,role),
+every sample of a config the oracle confirmed (candidate, incumbent and default roles; monitoring excluded) is
+divided by the oracle's figure for that config in the same run (its median over the confirmation rounds, each a
+block of calls in a row) and filed under its position in its run of calls: 0 for a call whose previous call of the
+workload ran another config or was not timed (the trace cannot say what an untimed call ran), k for the k-th call of
+the same config after such a call, positions from --max-position on pooled. Per collective, size and config, the
+median ratio and the sample count at each position: a config whose ratio stays above 1 at high positions reads slower
+in the search's context than in the oracle's blocks however long it runs; one whose ratio falls to 1 after a few
+calls only needs calls in a row.
+
+Usage: bench/trace_run_position.py RUN.json [RUN.json ...] [--trace PATTERN] [--max-position 8] [--config NAME]
+PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
+and name without ".json". --config limits the output to configs whose name contains NAME.
+"""
+import argparse
+import collections
+import csv
+import glob
+import json
+import os
+import statistics
+
+from testbed_ceiling import config_name  # a JSON config as the trace writes it
+from trace_vs_oracle import workload_name
+
+
+def oracle_times(row):
+    """config name -> the oracle's time for it in this row (its confirmation rounds), NCCL's default as `default`."""
+    out = {}
+    for c in row.get("oracle_candidates") or []:
+        if c.get("us"):
+            out[config_name(c["config"])] = c["us"]
+    if row.get("oracle_default_us"):
+        out["default"] = row["oracle_default_us"]
+    return out
+
+
+def positions(rows):
+    """[(config, position, us)] for one workload's trace rows: position in the run of consecutive timed calls of
+    the same config."""
+    out = []
+    prev_call, prev_config, pos = None, None, 0
+    for call, config, us in sorted(rows):
+        pos = pos + 1 if prev_call is not None and call == prev_call + 1 and config == prev_config else 0
+        prev_call, prev_config = call, config
+        out.append((config, pos, us))
+    return out
+
+
+def run_ratios(json_path, trace_path, max_position):
+    """[((collective, bytes, config), position, sample / oracle)] for one run."""
+    with open(json_path) as f:
+        run = json.load(f)
+    nranks = run["meta"]["nranks"]
+    by = collections.defaultdict(list)
+    with open(trace_path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["role"] in ("candidate", "incumbent", "default"):
+                by[r["workload"]].append((int(r["call"]), r["config"], float(r["us"])))
+    out = []
+    for row in run["results"]:
+        oracle = oracle_times(row)
+        for config, pos, us in positions(by.get(workload_name(row, nranks), [])):
+            if config in oracle:
+                out.append(((row["collective"], row["bytes"], config), min(pos, max_position), us / oracle[config]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--trace", default="{dir}/trace-{stem}-*.csv")
+    ap.add_argument("--max-position", type=int, default=8)
+    ap.add_argument("--config", default="")
+    a = ap.parse_args()
+    pooled = collections.defaultdict(lambda: collections.defaultdict(list))
+    used = 0
+    for path in a.runs:
+        stem = os.path.basename(path)[: -len(".json")] if path.endswith(".json") else os.path.basename(path)
+        traces = sorted(glob.glob(a.trace.format(dir=os.path.dirname(path) or ".", stem=stem)))
+        if not traces:
+            print("%s: no trace (%s), skipped" % (path, a.trace))
+            continue
+        used += 1
+        for key, pos, ratio in run_ratios(path, traces[0], a.max_position):
+            pooled[key][pos].append(ratio)
+    if not pooled:
+        print("no samples of a config the oracle confirmed")
+        return 1
+    print("%d runs; per position in a run of calls of the config (%d+ pooled): median of sample / oracle, samples" %
+          (used, a.max_position))
+    for (coll, nbytes, config), by_pos in sorted(pooled.items()):
+        if a.config not in config:
+            continue
+        cells = " ".join("p%d %.3f/%d" % (p, statistics.median(v), len(v)) for p, v in sorted(by_pos.items()))
+        print("%-14s %9d %-18s %s" % (coll, nbytes, config, cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

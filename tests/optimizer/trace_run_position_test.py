@@ -1,0 +1,57 @@
+"""Unit tests of bench/trace_run_position.py: a config's search timings over the oracle's, by position in its run of
+calls. Standard-library Python only; exit 77 (skipped under CTest) when the script cannot be imported."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_script_testing import (  # noqa: E402  (also puts bench/ on the path)
+    TempDirCase, config, import_script, oracle_result, run_main, write_run_and_trace)
+
+trp = import_script("trace_run_position")
+
+W = "allreduce/float32/sum/65536"
+
+
+class RunPosition(TempDirCase):
+    def write_run(self, stem, results, trace_rows, nranks=4):
+        return write_run_and_trace(self.dir.name, stem, results, trace_rows, nranks)
+
+    def test_positions_break_on_another_config_and_on_an_untimed_call(self):
+        rows = [(1, "a", 1.0), (2, "a", 2.0), (3, "b", 3.0), (4, "a", 4.0), (6, "a", 5.0), (7, "a", 6.0)]
+        self.assertEqual(trp.positions(rows),
+                         [("a", 0, 1.0), ("a", 1, 2.0), ("b", 0, 3.0), ("a", 0, 4.0), ("a", 0, 5.0), ("a", 1, 6.0)])
+
+    def test_ratios_by_position_pooled_over_runs(self):
+        tree = config("tree", "simple", 2)
+        res = [oracle_result("allreduce", 65536, [(tree, 100.0)], 200.0)]
+        # Run 1: tree after the default (position 0) reads 130, then 120 and 110 in a row; a monitoring call and a
+        # config the oracle did not confirm are left out; the default reads its oracle time.
+        a = self.write_run("r-1", res, [(W, 1, "default", 200, "default"), (W, 2, "tree/simple/nc2", 130, "candidate"),
+                                        (W, 3, "tree/simple/nc2", 120, "incumbent"),
+                                        (W, 4, "tree/simple/nc2", 110, "incumbent"),
+                                        (W, 5, "tree/simple/nc2", 500, "monitor"),
+                                        (W, 6, "ring/ll/nc1", 90, "candidate")])
+        # Run 2 (oracle 100 again): tree at position 0 reads 150, and 105 at position 1.
+        b = self.write_run("r-2", res, [(W, 1, "tree/simple/nc2", 150, "candidate"),
+                                        (W, 2, "tree/simple/nc2", 105, "candidate")])
+        rc, out = run_main(trp, [a, b, "--max-position", "2"])
+        self.assertEqual(rc, 0)
+        self.assertIn("2 runs;", out)
+        # position 0: 1.3 and 1.5 -> 1.4; position 1: 1.2 and 1.05 -> 1.125; position 2 (2+ pooled): 1.1.
+        self.assertIn("allreduce          65536 tree/simple/nc2    p0 1.400/2 p1 1.125/2 p2 1.100/1", out)
+        self.assertIn("allreduce          65536 default            p0 1.000/1", out)
+        self.assertNotIn("ring/ll/nc1", out)
+        rc, out = run_main(trp, [a, b, "--config", "tree"])
+        self.assertNotIn("default ", out)
+
+    def test_a_run_without_its_trace_is_skipped(self):
+        path = self.write_run("lone", [], [])
+        os.remove(os.path.join(self.dir.name, "trace-lone-123.csv"))
+        rc, out = run_main(trp, [path])
+        self.assertEqual(rc, 1)
+        self.assertIn("no trace", out)
+        self.assertIn("no samples of a config the oracle confirmed", out)
+
+if __name__ == "__main__":
+    unittest.main()
