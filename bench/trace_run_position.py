@@ -8,9 +8,12 @@ workload ran another config or was not timed (the trace cannot say what an untim
 the same config after such a call, positions from --max-position on pooled. Per collective, size and config, the
 median ratio and the sample count at each position: a config whose ratio stays above 1 at high positions reads slower
 in the search's context than in the oracle's blocks however long it runs; one whose ratio falls to 1 after a few
-calls only needs calls in a row.
+calls only needs calls in a row. With --by-role the samples are filed by their role instead: `candidate` (a call the
+search asked for, most often right after another config) or `incumbent` (the waiting config's calls while nothing is
+scheduled, in runs of calls), and `default`.
 
 Usage: bench/trace_run_position.py RUN.json [RUN.json ...] [--trace PATTERN] [--max-position 8] [--config NAME]
+       [--by-role]
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
 and name without ".json". --config limits the output to configs whose name contains NAME.
 """
@@ -38,19 +41,19 @@ def oracle_times(row):
 
 
 def positions(rows):
-    """[(config, position, us)] for one workload's trace rows: position in the run of consecutive timed calls of
-    the same config."""
+    """[(config, position, us, role)] for one workload's trace rows (call, config, us, role): position in the run of
+    consecutive timed calls of the same config."""
     out = []
     prev_call, prev_config, pos = None, None, 0
-    for call, config, us in sorted(rows):
+    for call, config, us, role in sorted(rows):
         pos = pos + 1 if prev_call is not None and call == prev_call + 1 and config == prev_config else 0
         prev_call, prev_config = call, config
-        out.append((config, pos, us))
+        out.append((config, pos, us, role))
     return out
 
 
-def run_ratios(json_path, trace_path, max_position):
-    """[((collective, bytes, config), position, sample / oracle)] for one run."""
+def run_ratios(json_path, trace_path, max_position, by_role=False):
+    """[((collective, bytes, config), position (or role), sample / oracle)] for one run."""
     with open(json_path) as f:
         run = json.load(f)
     nranks = run["meta"]["nranks"]
@@ -58,13 +61,14 @@ def run_ratios(json_path, trace_path, max_position):
     with open(trace_path, newline="") as f:
         for r in csv.DictReader(f):
             if r["role"] in ("candidate", "incumbent", "default"):
-                by[r["workload"]].append((int(r["call"]), r["config"], float(r["us"])))
+                by[r["workload"]].append((int(r["call"]), r["config"], float(r["us"]), r["role"]))
     out = []
     for row in run["results"]:
         oracle = oracle_times(row)
-        for config, pos, us in positions(by.get(workload_name(row, nranks), [])):
+        for config, pos, us, role in positions(by.get(workload_name(row, nranks), [])):
             if config in oracle:
-                out.append(((row["collective"], row["bytes"], config), min(pos, max_position), us / oracle[config]))
+                where = role if by_role else min(pos, max_position)
+                out.append(((row["collective"], row["bytes"], config), where, us / oracle[config]))
     return out
 
 
@@ -74,6 +78,7 @@ def main():
     ap.add_argument("--trace", default="{dir}/trace-{stem}-*.csv")
     ap.add_argument("--max-position", type=int, default=8)
     ap.add_argument("--config", default="")
+    ap.add_argument("--by-role", action="store_true", help="file samples by role instead of position")
     a = ap.parse_args()
     pooled = collections.defaultdict(lambda: collections.defaultdict(list))
     used = 0
@@ -84,17 +89,21 @@ def main():
             print("%s: no trace (%s), skipped" % (path, a.trace))
             continue
         used += 1
-        for key, pos, ratio in run_ratios(path, traces[0], a.max_position):
+        for key, pos, ratio in run_ratios(path, traces[0], a.max_position, a.by_role):
             pooled[key][pos].append(ratio)
     if not pooled:
         print("no samples of a config the oracle confirmed")
         return 1
-    print("%d runs; per position in a run of calls of the config (%d+ pooled): median of sample / oracle, samples" %
-          (used, a.max_position))
+    if a.by_role:
+        print("%d runs; per role: median of sample / oracle, samples" % used)
+    else:
+        print("%d runs; per position in a run of calls of the config (%d+ pooled): median of sample / oracle, samples" %
+              (used, a.max_position))
     for (coll, nbytes, config), by_pos in sorted(pooled.items()):
         if a.config not in config:
             continue
-        cells = " ".join("p%d %.3f/%d" % (p, statistics.median(v), len(v)) for p, v in sorted(by_pos.items()))
+        cells = " ".join("%s %.3f/%d" % (p if a.by_role else "p%d" % p, statistics.median(v), len(v))
+                         for p, v in sorted(by_pos.items()))
         print("%-14s %9d %-18s %s" % (coll, nbytes, config, cells))
     return 0
 

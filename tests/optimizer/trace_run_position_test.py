@@ -18,9 +18,10 @@ class RunPosition(TempDirCase):
         return write_run_and_trace(self.dir.name, stem, results, trace_rows, nranks)
 
     def test_positions_break_on_another_config_and_on_an_untimed_call(self):
-        rows = [(1, "a", 1.0), (2, "a", 2.0), (3, "b", 3.0), (4, "a", 4.0), (6, "a", 5.0), (7, "a", 6.0)]
-        self.assertEqual(trp.positions(rows),
-                         [("a", 0, 1.0), ("a", 1, 2.0), ("b", 0, 3.0), ("a", 0, 4.0), ("a", 0, 5.0), ("a", 1, 6.0)])
+        rows = [(1, "a", 1.0, "c"), (2, "a", 2.0, "i"), (3, "b", 3.0, "c"), (4, "a", 4.0, "c"), (6, "a", 5.0, "c"),
+                (7, "a", 6.0, "i")]
+        self.assertEqual(trp.positions(rows), [("a", 0, 1.0, "c"), ("a", 1, 2.0, "i"), ("b", 0, 3.0, "c"),
+                                               ("a", 0, 4.0, "c"), ("a", 0, 5.0, "c"), ("a", 1, 6.0, "i")])
 
     def test_ratios_by_position_pooled_over_runs(self):
         tree = config("tree", "simple", 2)
@@ -44,6 +45,11 @@ class RunPosition(TempDirCase):
         self.assertNotIn("ring/ll/nc1", out)
         rc, out = run_main(trp, [a, b, "--config", "tree"])
         self.assertNotIn("default ", out)
+        # By role: candidates 1.3, 1.5, 1.05 -> 1.3; the incumbent's 1.2 and 1.1 -> 1.15.
+        rc, out = run_main(trp, [a, b, "--by-role", "--config", "tree"])
+        self.assertEqual(rc, 0)
+        self.assertIn("2 runs; per role", out)
+        self.assertIn("tree/simple/nc2    candidate 1.300/3 incumbent 1.150/2", out)
 
     def test_a_run_without_its_trace_is_skipped(self):
         path = self.write_run("lone", [], [])
