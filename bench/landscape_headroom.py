@@ -15,17 +15,15 @@ import math
 import statistics
 import sys
 
+from landscape_samples import read_samples
+
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     data = collections.defaultdict(lambda: collections.defaultdict(list))
-    with open(sys.argv[1]) as f:
-        for line in f:
-            if line.startswith("#") or line.startswith("collective"):
-                continue
-            coll, size, config, rnd, _pos, _seq, min_us = line.split()[:7]
-            data[(coll, int(size))][(config, int(rnd))].append(float(min_us))
+    for s in read_samples(sys.argv[1]):
+        data[(s.coll, s.bytes)][(s.config, s.round)].append(s.min_us)
     per_coll = collections.defaultdict(list)
     print(f"{'collective':15s} {'bytes':>9s} {'in-sample':>10s} {'held-out':>9s}")
     for (coll, size), cells in sorted(data.items()):

@@ -7,25 +7,24 @@ Per row and config (what NCCL ran; NCCL's default as `default`): the median over
 ranks at each of the first --positions seq positions, and the warm-up ratio, the median of the block's first --first
 timed calls over the median of its last --last: a ratio well above 1 means the config reads slow for several calls
 after a change of config, so a search that samples it in short runs reads it slower than a block (or a job that runs
-it call after call) does. With --min-ratio R only configs whose ratio is at least R are shown.
+it call after call) does. With --min-ratio R only configs whose ratio is at least R are shown. A row and config whose
+blocks are too short for --first and --last is skipped (said on stderr).
 
 Usage: bench/landscape_warmup.py PREFIX.samples [--first 3] [--last 12] [--positions 12] [--min-ratio 0]
 """
 import argparse
 import collections
 import statistics
+import sys
+
+from landscape_samples import read_samples
 
 
-def read_samples(path):
+def times_by_seq(path):
     """(coll, bytes, config) -> {seq: [max over ranks, one per block]}; config is what ran, or `default`."""
     out = collections.defaultdict(lambda: collections.defaultdict(list))
-    with open(path) as f:
-        for line in f:
-            if not line.strip() or line.startswith("#"):
-                continue
-            coll, nbytes, config, _round, _block, seq, _lo, hi, ran = line.split()
-            key = (coll, int(nbytes), "default" if config == "default" else ran)
-            out[key][int(seq)].append(float(hi))
+    for s in read_samples(path):
+        out[(s.coll, s.bytes, "default" if s.config == "default" else s.ran)][s.seq].append(s.max_us)
     return out
 
 
@@ -48,22 +47,26 @@ def main():
     ap.add_argument("--positions", type=int, default=12, help="seq positions printed")
     ap.add_argument("--min-ratio", type=float, default=0.0, help="only configs with at least this warm-up ratio")
     a = ap.parse_args()
-    data = read_samples(a.samples)
+    data = times_by_seq(a.samples)
     if not data:
         print("%s: no samples" % a.samples)
         return 1
-    shown = 0
+    shown = skipped = 0
     for (coll, nbytes, config), by_seq in sorted(data.items()):
         ratio = warmup_ratio(by_seq, a.first, a.last)
         if ratio is None:
-            print("%s: blocks of %d timed calls are too short for --first %d --last %d" %
-                  (a.samples, len(by_seq), a.first, a.last))
-            return 1
+            print("%s: %s %d %s skipped: blocks of %d timed calls are too short for --first %d --last %d" %
+                  (a.samples, coll, nbytes, config, len(by_seq), a.first, a.last), file=sys.stderr)
+            skipped += 1
+            continue
         if ratio < a.min_ratio:
             continue
         shown += 1
         medians = " ".join("%.0f" % statistics.median(by_seq[s]) for s in sorted(by_seq)[:a.positions])
         print("%-15s %10d %-18s warm-up %.3f | %s" % (coll, nbytes, config, ratio, medians))
+    if skipped == len(data):
+        print("%s: every row's blocks are too short for --first %d --last %d" % (a.samples, a.first, a.last))
+        return 1
     if shown == 0:
         print("no config with a warm-up ratio of at least %.3f" % a.min_ratio)
     return 0

@@ -16,16 +16,15 @@ import argparse
 import math
 import statistics
 
+from landscape_samples import read_samples
+
 
 def blocks_of(path, use_min):
+    """Each block's log(max over ranks) (the minimum with use_min), in call order: a block is a (collective, bytes,
+    config, round, pos)."""
     blocks = {}
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            p = line.split()
-            us = float(p[6] if use_min else p[7])
-            blocks.setdefault(tuple(p[:5]), []).append(math.log(us))
+    for s in read_samples(path):
+        blocks.setdefault(s[:5], []).append(math.log(s.min_us if use_min else s.max_us))
     return list(blocks.values())
 
 

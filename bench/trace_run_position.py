@@ -3,7 +3,7 @@
 compare,oracle` JSON file and the search trace beside it (CCLTUNE_TRACE: comm,workload,call,unit,config,us,role),
 every sample of a config the oracle confirmed (candidate, incumbent and default roles; monitoring excluded) is
 divided by the oracle's figure for that config in the same run (its median over the confirmation rounds, each a
-block of calls in a row) and filed under its position in its run of calls: 0 for a call whose previous call of the
+block of calls in a row; its screening time for a candidate without one) and filed under its position in its run of calls: 0 for a call whose previous call of the
 workload ran another config or was not timed (the trace cannot say what an untimed call ran), k for the k-th call of
 the same config after such a call, positions from --max-position on pooled. Per collective, size and config, the
 median ratio and the sample count at each position: a config whose ratio stays above 1 at high positions reads slower
@@ -15,29 +15,15 @@ scheduled, in runs of calls), and `default`.
 Usage: bench/trace_run_position.py RUN.json [RUN.json ...] [--trace PATTERN] [--max-position 8] [--config NAME]
        [--by-role]
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
-and name without ".json". --config limits the output to configs whose name contains NAME.
+and name without ".json"; a file for which it matches no trace or several is skipped (said on stderr). --config
+limits the output to configs whose name contains NAME.
 """
 import argparse
 import collections
-import csv
-import glob
 import json
-import os
 import statistics
 
-from testbed_ceiling import config_name  # a JSON config as the trace writes it
-from trace_vs_oracle import workload_name
-
-
-def oracle_times(row):
-    """config name -> the oracle's time for it in this row (its confirmation rounds), NCCL's default as `default`."""
-    out = {}
-    for c in row.get("oracle_candidates") or []:
-        if c.get("us"):
-            out[config_name(c["config"])] = c["us"]
-    if row.get("oracle_default_us"):
-        out["default"] = row["oracle_default_us"]
-    return out
+from trace_vs_oracle import oracle_times, read_trace, trace_of, workload_name
 
 
 def positions(rows):
@@ -58,10 +44,8 @@ def run_ratios(json_path, trace_path, max_position, by_role=False):
         run = json.load(f)
     nranks = run["meta"]["nranks"]
     by = collections.defaultdict(list)
-    with open(trace_path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["role"] in ("candidate", "incumbent", "default"):
-                by[r["workload"]].append((int(r["call"]), r["config"], float(r["us"]), r["role"]))
+    for r in read_trace(trace_path):
+        by[r.workload].append((r.call, r.config, r.us, r.role))
     out = []
     for row in run["results"]:
         oracle = oracle_times(row)
@@ -83,13 +67,11 @@ def main():
     pooled = collections.defaultdict(lambda: collections.defaultdict(list))
     used = 0
     for path in a.runs:
-        stem = os.path.basename(path)[: -len(".json")] if path.endswith(".json") else os.path.basename(path)
-        traces = sorted(glob.glob(a.trace.format(dir=os.path.dirname(path) or ".", stem=stem)))
-        if not traces:
-            print("%s: no trace (%s), skipped" % (path, a.trace))
+        trace = trace_of(path, a.trace)
+        if trace is None:
             continue
         used += 1
-        for key, pos, ratio in run_ratios(path, traces[0], a.max_position, a.by_role):
+        for key, pos, ratio in run_ratios(path, trace, a.max_position, a.by_role):
             pooled[key][pos].append(ratio)
     if not pooled:
         print("no samples of a config the oracle confirmed")

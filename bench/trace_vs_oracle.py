@@ -10,7 +10,7 @@ is read slower in the search's context than on its own, which biases the search 
 
 Usage: bench/trace_vs_oracle.py RUN.json [RUN.json ...] [--trace PATTERN]
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
-and name without ".json".
+and name without ".json"; a file for which it matches no trace or several is skipped (said on stderr).
 """
 import argparse
 import collections
@@ -20,6 +20,7 @@ import json
 import os
 import re
 import statistics
+import sys
 
 from testbed_ceiling import config_name  # a JSON config as the trace writes it
 
@@ -38,27 +39,56 @@ def group_of(path):
     return re.sub(r"-?\d+$", "", os.path.basename(path)[: -len(".json")])
 
 
+# The trace's roles of the search's own timings (its monitoring calls are left out).
+SEARCH_ROLES = ("candidate", "incumbent", "default")
+
+TraceRow = collections.namedtuple("TraceRow", "workload call config us role")
+
+
+def read_trace(path, roles=SEARCH_ROLES):
+    """A search trace's timed calls whose role is among `roles`, as TraceRows (call an int, us a float), in order."""
+    with open(path, newline="") as f:
+        return [TraceRow(r["workload"], int(r["call"]), r["config"], float(r["us"]), r["role"])
+                for r in csv.DictReader(f) if r["role"] in roles]
+
+
+def trace_of(json_path, pattern):
+    """The trace of a run JSON file: the one file that `pattern` ({dir}: the file's folder, {stem}: its name without
+    ".json") matches; None, said on stderr, when none or several do."""
+    name = os.path.basename(json_path)
+    stem = name[: -len(".json")] if name.endswith(".json") else name
+    traces = sorted(glob.glob(pattern.format(dir=os.path.dirname(json_path) or ".", stem=stem)))
+    if len(traces) != 1:
+        print(f"{json_path}: {len(traces)} traces match, skipped", file=sys.stderr)
+        return None
+    return traces[0]
+
+
+def oracle_times(row):
+    """config name -> the oracle's time for it in a result row (its confirmation rounds, or its screening time when
+    a candidate has no round time), NCCL's default as `default`."""
+    out = {}
+    for c in row.get("oracle_candidates") or []:
+        us = c.get("us") or c.get("screen_us")
+        if us:
+            out[config_name(c["config"])] = us
+    if row.get("oracle_default_us"):
+        out["default"] = row["oracle_default_us"]
+    return out
+
+
 def ratios(json_path, trace_path):
     """[(kind, bytes, config, search median / oracle us)] for one run."""
     with open(json_path) as f:
         run = json.load(f)
     nranks = run["meta"]["nranks"]
     by = collections.defaultdict(lambda: collections.defaultdict(list))
-    with open(trace_path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["role"] in ("candidate", "incumbent", "default"):
-                by[r["workload"]][r["config"]].append(float(r["us"]))
+    for r in read_trace(trace_path):
+        by[r.workload][r.config].append(r.us)
     out = []
     for row in run["results"]:
-        oracle = {}
-        for c in row.get("oracle_candidates") or []:
-            us = c.get("us") or c.get("screen_us")
-            if us:
-                oracle[config_name(c["config"])] = us
-        if row.get("oracle_default_us"):
-            oracle["default"] = row["oracle_default_us"]
         sampled = by.get(workload_name(row, nranks), {})
-        for name, us in sorted(oracle.items()):
+        for name, us in sorted(oracle_times(row).items()):
             if sampled.get(name):
                 kind = "default" if name == "default" else "config"
                 out.append((kind, row["bytes"], name, statistics.median(sampled[name]) / us))
@@ -72,12 +102,10 @@ def main():
     a = ap.parse_args()
     pooled = collections.defaultdict(list)
     for path in a.runs:
-        stem = os.path.basename(path)[: -len(".json")]
-        traces = sorted(glob.glob(a.trace.format(dir=os.path.dirname(path) or ".", stem=stem)))
-        if len(traces) != 1:
-            print(f"{path}: {len(traces)} traces match, skipped")
+        trace = trace_of(path, a.trace)
+        if trace is None:
             continue
-        for kind, size, _, r in ratios(path, traces[0]):
+        for kind, size, _, r in ratios(path, trace):
             pooled[(group_of(path), kind, size)].append(r)
     for (group, kind, size), v in sorted(pooled.items()):
         print(f"{group} {kind} {size}: n {len(v)}, median search/oracle {statistics.median(v):.3f}")

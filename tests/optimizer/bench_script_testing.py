@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(REPO, "bench"))
@@ -33,6 +33,14 @@ def run_main(module, argv):
     finally:
         sys.argv = old
     return rc, out.getvalue()
+
+
+def run_main_stderr(module, argv):
+    """As run_main, and what it printed on stderr: (its return value, stdout, stderr)."""
+    err = io.StringIO()
+    with redirect_stderr(err):
+        rc, out = run_main(module, argv)
+    return rc, out, err.getvalue()
 
 
 def write_results(directory, runs):

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_script_testing import import_script, run_main  # noqa: E402  (also puts bench/ on the path)
+from bench_script_testing import import_script, run_main, run_main_stderr  # noqa: E402  (also puts bench/ on the path)
 
 landscape_warmup = import_script("landscape_warmup")
 
@@ -50,9 +50,23 @@ class Warmup(unittest.TestCase):
         self.assertNotIn("ring/ll/nc1", out)
 
     def test_blocks_too_short(self):
-        rc, out = run_main(landscape_warmup, [self.path])  # 3 + 12 positions asked, 8 recorded
+        rc, out, err = run_main_stderr(landscape_warmup, [self.path])  # 3 + 12 positions asked, 8 recorded
         self.assertEqual(rc, 1)
-        self.assertIn("too short", out)
+        self.assertIn("every row's blocks are too short for --first 3 --last 12", out)
+        self.assertIn("all_reduce 65536 tree/simple/nc2 skipped: blocks of 8 timed calls are too short", err)
+
+    def test_a_row_too_short_is_skipped(self):
+        # A row recorded with blocks of 4 timed calls among rows of 8: it is left out, the rows after it still shown.
+        with open(self.path, "a") as f:
+            f.write(block("all_gather", 1024, "ring/ll/nc1", "ring/ll/nc1", 0, [50, 50, 50, 50]))
+            f.write(block("reduce_scatter", 1024, "ring/ll/nc1", "ring/ll/nc1", 0, [90, 80] + [70] * 6))
+        rc, out, err = run_main_stderr(landscape_warmup, [self.path, "--first", "2", "--last", "4"])
+        self.assertEqual(rc, 0)
+        self.assertIn("all_gather 1024 ring/ll/nc1 skipped: blocks of 4 timed calls are too short for --first 2 "
+                      "--last 4", err)
+        self.assertNotIn("all_gather", out)
+        self.assertIn("reduce_scatter        1024 ring/ll/nc1        warm-up 1.214 |", out)
+        self.assertIn("all_reduce           65536 tree/simple/nc2    warm-up 1.250 |", out)
 
     def test_no_samples(self):
         empty = os.path.join(self.dir.name, "empty.samples")

@@ -6,7 +6,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_script_testing import (  # noqa: E402  (also puts bench/ on the path)
-    TempDirCase, config, import_script, oracle_result, run_main, write_run_and_trace)
+    TempDirCase, config, import_script, oracle_result, run_main, run_main_stderr, write_run_and_trace)
 
 trp = import_script("trace_run_position")
 
@@ -51,13 +51,33 @@ class RunPosition(TempDirCase):
         self.assertIn("2 runs; per role", out)
         self.assertIn("tree/simple/nc2    candidate 1.300/3 incumbent 1.150/2", out)
 
-    def test_a_run_without_its_trace_is_skipped(self):
-        path = self.write_run("lone", [], [])
+    def test_a_candidate_without_round_time_reads_its_screening_time(self):
+        # The oracle screened ring/ll/nc1 (80 us) without timing it in rounds: its samples read against the screen.
+        res = [oracle_result("allreduce", 65536, [(config("tree", "simple", 2), 100.0)], 200.0)]
+        res[0]["oracle_candidates"].append({"config": config("ring", "ll", 1), "screen_us": 80.0})
+        a = self.write_run("r-1", res, [(W, 1, "ring/ll/nc1", 100, "candidate"),
+                                        (W, 2, "ring/ll/nc1", 96, "incumbent")])
+        rc, out = run_main(trp, [a])
+        self.assertEqual(rc, 0)
+        self.assertIn("allreduce          65536 ring/ll/nc1        p0 1.250/1 p1 1.200/1", out)
+        self.assertEqual(trp.oracle_times(res[0]), {"tree/simple/nc2": 100.0, "ring/ll/nc1": 80.0, "default": 200.0})
+
+    def test_a_run_without_exactly_one_trace_is_skipped(self):
+        res = [oracle_result("allreduce", 65536, [(config("tree", "simple", 2), 100.0)], 200.0)]
+        lone = self.write_run("lone", [], [])
         os.remove(os.path.join(self.dir.name, "trace-lone-123.csv"))
-        rc, out = run_main(trp, [path])
+        rc, out, err = run_main_stderr(trp, [lone])
         self.assertEqual(rc, 1)
-        self.assertIn("no trace", out)
+        self.assertIn("lone.json: 0 traces match, skipped", err)
         self.assertIn("no samples of a config the oracle confirmed", out)
+        # Two traces beside one run: which one is its own cannot be told, so neither is read.
+        twice = write_run_and_trace(self.dir.name, "twice", res, [(W, 1, "tree/simple/nc2", 110, "candidate")], 4,
+                                    pid=1)
+        write_run_and_trace(self.dir.name, "twice", res, [(W, 1, "tree/simple/nc2", 150, "candidate")], 4, pid=2)
+        rc, out, err = run_main_stderr(trp, [twice])
+        self.assertEqual(rc, 1)
+        self.assertIn("twice.json: 2 traces match, skipped", err)
+        self.assertNotIn("tree/simple/nc2", out)
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,7 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_script_testing import (  # noqa: E402  (also puts bench/ on the path)
-    TempDirCase, config, import_script, oracle_result, run_main, write_run_and_trace)
+    TempDirCase, config, import_script, oracle_result, run_main, run_main_stderr, write_run_and_trace)
 
 tvo = import_script("trace_vs_oracle")
 
@@ -55,9 +55,10 @@ class TraceVsOracle(TempDirCase):
         path = os.path.join(self.dir.name, "drop-1.json")
         with open(path, "w") as f:
             json.dump({"meta": {"nranks": 2}, "results": []}, f)
-        rc, out = run_main(tvo, [path])
+        rc, out, err = run_main_stderr(tvo, [path])
         self.assertEqual(rc, 0)
-        self.assertIn("drop-1.json: 0 traces match, skipped", out)
+        self.assertIn("drop-1.json: 0 traces match, skipped", err)
+        self.assertNotIn("skipped", out)
 
 
 if __name__ == "__main__":
