@@ -24,27 +24,29 @@ import sys
 from testbed_ceiling import config_name  # a JSON config as the trace and the logs write it
 
 
+def tally_row(r):
+    """A result row as the tally reads it: collective, bytes, tuned (one communicator), default, oracle, calls and
+    config (the tuned config's name, `default` for NCCL's); None when tuned, default or oracle time is missing."""
+    tuned = r.get("tuned_same_comm_us") or r.get("tuned_us")
+    default = r.get("oracle_default_us")
+    oracle = r.get("oracle_us")
+    if not (tuned and default and oracle):
+        return None
+    return {
+        "collective": r["collective"],
+        "bytes": r["bytes"],
+        "tuned": tuned,
+        "default": default,
+        "oracle": oracle,
+        "calls": r.get("converge_calls"),
+        "config": config_name(r.get("config") or {"algorithm": "default"}),
+    }
+
+
 def rows_of(path):
     with open(path) as f:
         data = json.load(f)
-    out = []
-    for r in data.get("results", []):
-        tuned = r.get("tuned_same_comm_us") or r.get("tuned_us")
-        default = r.get("oracle_default_us")
-        oracle = r.get("oracle_us")
-        if not (tuned and default and oracle):
-            continue
-        config = config_name(r.get("config") or {"algorithm": "default"})
-        out.append({
-            "collective": r["collective"],
-            "bytes": r["bytes"],
-            "tuned": tuned,
-            "default": default,
-            "oracle": oracle,
-            "calls": r.get("converge_calls"),
-            "config": config,
-        })
-    return out
+    return [t for t in map(tally_row, data.get("results", [])) if t is not None]
 
 
 def shares(rows):

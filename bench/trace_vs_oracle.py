@@ -64,6 +64,30 @@ def trace_of(json_path, pattern):
     return traces[0]
 
 
+def run_parser(description):
+    """An argument parser for runs with a trace beside each: `runs` (RUN.json ...) and --trace PATTERN."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--trace", default="{dir}/trace-{stem}-*.csv")
+    return ap
+
+
+def traced_runs(paths, pattern):
+    """[(json_path, trace_path)] for the runs that `pattern` matches exactly one trace of (trace_of)."""
+    return [(path, trace) for path in paths for trace in [trace_of(path, pattern)] if trace is not None]
+
+
+def rows_with_samples(json_path, trace_path):
+    """[(result row, the TraceRows of its workload in call order)] for one run and its trace."""
+    with open(json_path) as f:
+        run = json.load(f)
+    by = collections.defaultdict(list)
+    for r in read_trace(trace_path):
+        by[r.workload].append(r)
+    nranks = run["meta"]["nranks"]
+    return [(row, sorted(by.get(workload_name(row, nranks), []), key=lambda r: r.call)) for row in run["results"]]
+
+
 def oracle_times(row):
     """config name -> the oracle's time for it in a result row (its confirmation rounds, or its screening time when
     a candidate has no round time), NCCL's default as `default`."""

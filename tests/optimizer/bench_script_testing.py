@@ -95,3 +95,15 @@ class TempDirCase(unittest.TestCase):
 
     def tearDown(self):
         self.dir.cleanup()
+
+    def assert_skipped_without_trace(self, module, json_path, rc):
+        """With the traces beside json_path (write_run_and_trace's trace-STEM-*.csv) removed, module.main() on it alone
+        exits rc and says on stderr that no trace matches it: its stdout."""
+        stem = os.path.basename(json_path)[: -len(".json")]
+        for name in os.listdir(os.path.dirname(json_path)):
+            if name.startswith("trace-%s-" % stem) and name.endswith(".csv"):
+                os.remove(os.path.join(os.path.dirname(json_path), name))
+        got, out, err = run_main_stderr(module, [json_path])
+        self.assertEqual(got, rc)
+        self.assertIn("%s.json: 0 traces match, skipped" % stem, err)
+        return out
