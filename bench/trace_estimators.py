@@ -9,14 +9,18 @@ nearest to it in call number (ties: the earlier first), as the search reads a co
   asked   the median of its candidate-role samples (the calls the search asked for); pooled with fewer than 2;
   offset  the median of all of them after its incumbent-role samples (the waiting config's calls) are multiplied by
           median(candidate) / median(incumbent), where it has at least --min-each of each role; else pooled.
-Each estimator picks the config with the lowest value, NCCL's default at 1.0 (on a tie, the default). A pick is judged
-by the oracle's time for it (its confirmation rounds, or its screening time for a candidate without them) over the
-oracle's best time in the row; a pick the oracle has no time for counts as unknown. Per estimator: rows, known, the
-geometric mean of pick/best over the known, and the rows past --bar; with --detail, those rows. A row without the
-oracle's default time, or with fewer than 2 default samples in the trace, is skipped.
+Each estimator picks the config with the lowest value, NCCL's default at 1.0 (on a tie, the default); the line
+`search` is the search's own final config in the row, judged the same way. A pick is judged by the oracle's time for
+it (its confirmation rounds, or its screening time for a candidate without them) over the oracle's best time in the
+row and over the oracle's time for NCCL's default; a pick the oracle has no time for counts as unknown. Per estimator:
+rows, known, the geometric mean of pick/best over the known, the rows past --bar and the rows whose pick is slower
+than the default by more than --default-bar; with --detail, the rows past --bar. A row without the oracle's default
+time, or with fewer than 2 default samples in the trace, is skipped. The estimators read every sample in the trace,
+those after the search converged included (the guard's probes of the default and of the runner-up), which the
+search's own decision did not have.
 
 Usage: bench/trace_estimators.py RUN.json [RUN.json ...] [--trace PATTERN] [--min-each 3] [--min-samples 4]
-       [--bar 1.05] [--detail]
+       [--bar 1.05] [--default-bar 1.02] [--detail]
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
 and name without ".json"; a file for which it matches no trace or several is skipped (said on stderr). Exits 1 when
 no row was read.
@@ -27,10 +31,12 @@ import math
 import os
 import statistics
 
+from testbed_ceiling import config_name  # a JSON config as the trace writes it
 from trace_vs_oracle import oracle_times, rows_with_samples, run_parser, traced_runs
 
 LOCAL = 5  # default samples behind each normalised sample, as optimizer/samples.cc's kLocal
 ESTIMATORS = ("pooled", "offset", "asked")
+JUDGED = ESTIMATORS + ("search",)  # the search's own final config, judged as the estimators' picks are
 
 
 def local_default(calls, us, call):
@@ -91,8 +97,8 @@ def picks(by_config, min_samples, min_each):
 
 
 def run_picks(json_path, trace_path, min_samples, min_each):
-    """[(row, {estimator: (pick, oracle time of the pick / oracle's best, or None)})] for one run's rows that are
-    not skipped."""
+    """[(row, {estimator or "search": (pick, oracle time of the pick / oracle's best, and / oracle's default; both
+    None when the oracle has no time for the pick)})] for one run's rows that are not skipped."""
     out = []
     for row, samples in rows_with_samples(json_path, trace_path):
         by_config = normalised(samples) if row.get("oracle_default_us") else None
@@ -100,8 +106,11 @@ def run_picks(json_path, trace_path, min_samples, min_each):
             continue
         oracle = oracle_times(row)
         best = min(oracle.values())
-        out.append((row, {how: (pick, oracle[pick] / best if pick in oracle else None)
-                          for how, pick in picks(by_config, min_samples, min_each).items()}))
+        chosen = picks(by_config, min_samples, min_each)
+        chosen["search"] = config_name(row.get("config") or {"algorithm": "default"})
+        out.append((row, {how: (pick, oracle[pick] / best if pick in oracle else None,
+                                oracle[pick] / oracle["default"] if pick in oracle else None)
+                          for how, pick in chosen.items()}))
     return out
 
 
@@ -110,6 +119,7 @@ def main():
     ap.add_argument("--min-each", type=int, default=3, help="offset: candidate and incumbent samples needed of each")
     ap.add_argument("--min-samples", type=int, default=4, help="samples a config needs to be picked")
     ap.add_argument("--bar", type=float, default=1.05, help="pick/best above which a row is counted")
+    ap.add_argument("--default-bar", type=float, default=1.02, help="pick/default above which a row is counted")
     ap.add_argument("--detail", action="store_true", help="print the rows past the bar")
     a = ap.parse_args()
     runs = traced_runs(a.runs, a.trace)
@@ -119,14 +129,17 @@ def main():
         print("no row with the oracle's default time and 2 or more default samples in a trace")
         return 1
     print("%d runs; per estimator: rows, known (the oracle timed the pick), geometric mean of the pick's oracle time "
-          "over the row's best, rows past %.2f" % (len(runs), a.bar))
-    for how in ESTIMATORS:
+          "over the row's best, rows past %.2f, rows whose pick is past %.2f of the default" % (len(runs), a.bar,
+                                                                                               a.default_bar))
+    for how in JUDGED:
         known = [(name, row, judged[how]) for name, row, judged in rows if judged[how][1] is not None]
-        geo = math.exp(statistics.fmean(math.log(r) for _, _, (_, r) in known)) if known else float("nan")
+        geo = math.exp(statistics.fmean(math.log(r) for _, _, (_, r, _) in known)) if known else float("nan")
         past = [k for k in known if k[2][1] > a.bar]
-        print("%-6s rows %d known %d geo %.4f >%.2f: %d" % (how, len(rows), len(known), geo, a.bar, len(past)))
+        slower = sum(1 for k in known if k[2][2] > a.default_bar)
+        print("%-6s rows %d known %d geo %.4f >%.2f: %d, t/d >%.2f: %d" %
+              (how, len(rows), len(known), geo, a.bar, len(past), a.default_bar, slower))
         if a.detail:
-            for name, row, (pick, ratio) in past:
+            for name, row, (pick, ratio, _) in past:
                 print("  %s %s %d: %s %.3f" % (name, row["collective"], row["bytes"], pick, ratio))
     return 0
 

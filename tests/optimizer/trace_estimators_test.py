@@ -90,10 +90,31 @@ class Estimators(TempDirCase):
         # pooled: B (110/100) and the default (100/90); offset: A (1.0) and the default; asked: C (1.3) and the default.
         default = 100 / 90
         for how, ratio, past in (("pooled", 1.1, 2), ("offset", 1.0, 1), ("asked", 1.3, 2)):
-            self.assertIn("%-6s rows 2 known 2 geo %.4f >1.05: %d\n" % (how, math.sqrt(ratio * default), past), out)
-        self.assertIn("offset rows 2 known 2 geo 1.0541 >1.05: 1\n  r-1.json allgather 65536: default 1.111\n", out)
+            line = "%-6s rows 2 known 2 geo %.4f >1.05: %d, t/d >1.02: 0\n" % (how, math.sqrt(ratio * default), past)
+            self.assertIn(line, out)
+        self.assertIn("offset rows 2 known 2 geo 1.0541 >1.05: 1, t/d >1.02: 0\n"
+                      "  r-1.json allgather 65536: default 1.111\n", out)
+        # The rows carry no final config: the search kept NCCL's default in both (200/100 and 100/90).
+        self.assertIn("search rows 2 known 2 geo %.4f >1.05: 2, t/d >1.02: 0\n" % math.sqrt(2 * default), out)
         self.assertIn("  r-1.json allreduce 65536: ring/ll/nc1 1.100\n", out)
         self.assertIn("  r-1.json allreduce 65536: ring/simple/nc1 1.300\n", out)
+
+    def test_the_search_line_and_picks_slower_than_the_default(self):
+        # The oracle: B 90 (best), C 110, the default 100. B reads 1.1 of the default in the trace, so every estimator
+        # keeps the default (100/90, 1.0 of the default); the search ended on C (110/90, 1.1 of the default).
+        timed = [(config("ring", "ll", 1), 90.0), (config("ring", "simple", 1), 110.0)]
+        res = [oracle_result("allgather", 65536, timed, 100.0)]
+        res[0]["config"] = config("ring", "simple", 1)
+        trace = calls(AG, 1, "default", 100, "default", 2) + calls(AG, 3, B, 110, "candidate", 4)
+        path = self.write_run("r-3", res, trace)
+        rc, out = run_main(te, [path, "--detail"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("pooled rows 1 known 1 geo 1.1111 >1.05: 1, t/d >1.02: 0\n", out)
+        self.assertIn("search rows 1 known 1 geo 1.2222 >1.05: 1, t/d >1.02: 1\n"
+                      "  r-3.json allgather 65536: ring/simple/nc1 1.222\n", out)
+        # A looser bar on the default: C's 1.1 is within it.
+        rc, out = run_main(te, [path, "--default-bar", "1.2"])
+        self.assertIn("search rows 1 known 1 geo 1.2222 >1.05: 1, t/d >1.20: 0\n", out)
 
     def test_min_each_and_min_samples(self):
         path = self.run_with_rows()
