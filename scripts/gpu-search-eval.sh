@@ -7,19 +7,27 @@
 #   min      --mode compare with CCLTUNE_TIMING=min (the per-call minimum over ranks)
 #   nochunk  --mode compare,oracle with CCLTUNE_SEARCH_CHUNK=0 (under tuner v6: channels only, NCCL's chunk size)
 #   old      --mode compare with the package in OLD_PKG (an earlier ccltune: before and after in one session)
+#   oldoracle  --mode compare,oracle with the package in OLD_PKG (an A/B judged by the oracle in both arms)
+# An entry may repeat (RUNS="oracle oldoracle oracle oldoracle": alternating A/B runs); its second run is NAME-2, and
+# so on. COLLS (default allreduce,allgather,reducescatter) and SIZES (default "-b 64K -e 16M -f 4") narrow the sweep,
+# e.g. to the rows an A/B is about (COLLS=allreduce SIZES="-b 64K -e 256K -f 4").
 # Results (text and JSON per run) go to OUT (default out/search-eval). Needs the package in .gpu.
 # bench/search_report.py turns the JSON files into the report's tables.
-# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] scripts/gpu-search-eval.sh
+# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] [COLLS=...] [SIZES="..."] scripts/gpu-search-eval.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-out/search-eval}"
 np="${NP:-4}"
 iters="${ITERS:-200}"
 mkdir -p "$out"
-sweep=(-c allreduce,allgather,reducescatter -b 64K -e 16M -f 4 -d float32 -n "$iters")
+read -r -a sizes <<<"${SIZES:--b 64K -e 16M -f 4}"
+sweep=(-c "${COLLS:-allreduce,allgather,reducescatter}" "${sizes[@]}" -d float32 -n "$iters")
+declare -A seen=()
 run() {  # NAME [env ...] -- bench args
   local name="$1"
   shift
+  seen[$name]=$((${seen[$name]:-0} + 1))
+  if [ "${seen[$name]}" -gt 1 ]; then name="$name-${seen[$name]}"; fi
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
@@ -35,6 +43,7 @@ for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
     min) run min CCLTUNE_TIMING=min -- --mode compare ;;
     nochunk) run nochunk CCLTUNE_SEARCH_CHUNK=0 -- --mode compare,oracle ;;
     old) run old PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare ;;
+    oldoracle) run old-oracle PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare,oracle ;;
     *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
   esac
 done
