@@ -23,7 +23,7 @@ import collections
 import os
 
 from search_tally import tally_row
-from testbed_ceiling import config_name
+from testbed_ceiling import config_or_default_name
 from trace_vs_oracle import oracle_times, rows_with_samples, run_parser, traced_runs
 
 KINDS = ("default kept", "other subspace", "same subspace, other channels")
@@ -55,7 +55,7 @@ def misses(json_path, trace_path, bar):
         t = tally_row(row)
         if t is None or t["tuned"] / t["oracle"] <= bar:
             continue
-        oracle = config_name(row.get("oracle_config") or {"algorithm": "default"})
+        oracle = config_or_default_name(row.get("oracle_config"))
         us = oracle_times(row).get(oracle, t["oracle"])
         out.append({"collective": t["collective"], "bytes": t["bytes"], "oracle": oracle, "tuned": t["config"],
                     "t/o": t["tuned"] / t["oracle"], "t/d": t["tuned"] / t["default"],

@@ -21,7 +21,7 @@ import math
 import os
 import sys
 
-from testbed_ceiling import config_name  # a JSON config as the trace and the logs write it
+from testbed_ceiling import config_or_default_name  # a JSON config as the trace and the logs write it
 
 
 def tally_row(r):
@@ -39,7 +39,7 @@ def tally_row(r):
         "default": default,
         "oracle": oracle,
         "calls": r.get("converge_calls"),
-        "config": config_name(r.get("config") or {"algorithm": "default"}),
+        "config": config_or_default_name(r.get("config")),
     }
 
 

@@ -32,6 +32,11 @@ def config_name(c):
     return f"{c['algorithm']}/{c['protocol']}/nc{c['channels']}"
 
 
+def config_or_default_name(c):
+    """config_name of a JSON config that may be absent (None or empty: NCCL's default), as `default` then."""
+    return config_name(c or {"algorithm": "default"})
+
+
 def load(paths):
     """{run name: {(collective, bytes): {config: us}}} for the files whose rows carry oracle candidates."""
     runs = {}

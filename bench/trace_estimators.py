@@ -31,7 +31,7 @@ import math
 import os
 import statistics
 
-from testbed_ceiling import config_name  # a JSON config as the trace writes it
+from testbed_ceiling import config_or_default_name  # a JSON config as the trace writes it
 from trace_vs_oracle import oracle_times, rows_with_samples, run_parser, traced_runs
 
 LOCAL = 5  # default samples behind each normalised sample, as optimizer/samples.cc's kLocal
@@ -85,13 +85,13 @@ def estimate(values, how, min_each):
 def picks(by_config, min_samples, min_each):
     """{estimator: the config it picks}, NCCL's default at 1.0 and picked on a tie."""
     out = {}
+    eligible = [(config, values) for config, values in sorted(by_config.items()) if len(values) >= min_samples]
     for how in ESTIMATORS:
         best, best_value = "default", 1.0
-        for config, values in sorted(by_config.items()):
-            if len(values) >= min_samples:
-                v = estimate(values, how, min_each)
-                if v < best_value:
-                    best, best_value = config, v
+        for config, values in eligible:
+            v = estimate(values, how, min_each)
+            if v < best_value:
+                best, best_value = config, v
         out[how] = best
     return out
 
@@ -107,7 +107,7 @@ def run_picks(json_path, trace_path, min_samples, min_each):
         oracle = oracle_times(row)
         best = min(oracle.values())
         chosen = picks(by_config, min_samples, min_each)
-        chosen["search"] = config_name(row.get("config") or {"algorithm": "default"})
+        chosen["search"] = config_or_default_name(row.get("config"))
         out.append((row, {how: (pick, oracle[pick] / best if pick in oracle else None,
                                 oracle[pick] / oracle["default"] if pick in oracle else None)
                           for how, pick in chosen.items()}))

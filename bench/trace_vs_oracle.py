@@ -103,15 +103,11 @@ def oracle_times(row):
 
 def ratios(json_path, trace_path):
     """[(kind, bytes, config, search median / oracle us)] for one run."""
-    with open(json_path) as f:
-        run = json.load(f)
-    nranks = run["meta"]["nranks"]
-    by = collections.defaultdict(lambda: collections.defaultdict(list))
-    for r in read_trace(trace_path):
-        by[r.workload][r.config].append(r.us)
     out = []
-    for row in run["results"]:
-        sampled = by.get(workload_name(row, nranks), {})
+    for row, samples in rows_with_samples(json_path, trace_path):
+        sampled = collections.defaultdict(list)
+        for r in samples:
+            sampled[r.config].append(r.us)
         for name, us in sorted(oracle_times(row).items()):
             if sampled.get(name):
                 kind = "default" if name == "default" else "config"
@@ -120,15 +116,9 @@ def ratios(json_path, trace_path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+")
-    ap.add_argument("--trace", default="{dir}/trace-{stem}-*.csv")
-    a = ap.parse_args()
+    a = run_parser(__doc__.splitlines()[0]).parse_args()
     pooled = collections.defaultdict(list)
-    for path in a.runs:
-        trace = trace_of(path, a.trace)
-        if trace is None:
-            continue
+    for path, trace in traced_runs(a.runs, a.trace):
         for kind, size, _, r in ratios(path, trace):
             pooled[(group_of(path), kind, size)].append(r)
     for (group, kind, size), v in sorted(pooled.items()):
