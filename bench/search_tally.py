@@ -49,6 +49,18 @@ def rows_of(path):
     return [t for t in map(tally_row, data.get("results", [])) if t is not None]
 
 
+def runs_of(paths):
+    """[(path, rows_of(path))] for the files, or None (said on stderr) as soon as one has no compare,oracle rows."""
+    out = []
+    for path in paths:
+        rows = rows_of(path)
+        if not rows:
+            print("%s: no compare,oracle rows" % path, file=sys.stderr)
+            return None
+        out.append((path, rows))
+    return out
+
+
 def shares(rows):
     acc = {}
     for r in rows:
@@ -70,11 +82,10 @@ def main():
     a = ap.parse_args()
 
     pooled, past, calls = [], [], []
-    for path in a.files:
-        rows = rows_of(path)
-        if not rows:
-            print("%s: no compare,oracle rows" % path, file=sys.stderr)
-            return 1
+    runs = runs_of(a.files)
+    if runs is None:
+        return 1
+    for path, rows in runs:
         name = os.path.basename(path)
         mine = []
         for r in rows:
