@@ -30,7 +30,7 @@ constexpr std::array<SettingSpec, 19> kSettings = {{
      "not where its config or NCCL's environment sets them), NCCL's default still run as on NCCL's own count; "
      "channels searched [1, budget]. 0: NCCL's budget, channels searched up to the communicator's maxCTAs, "
      "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
-    {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "2", "2..65536", "fewest units between two sync ops"},
+    {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "1", "1..65536", "fewest units between two sync ops"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
     {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",
      "which per-call time over ranks the search compares: max (the slowest rank: what the job waits for) or min "
@@ -171,7 +171,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   get_int("CCLTUNE_EXPORT_INTERVAL", &s.export_interval_s, 0, 86400);
   if (const char* v = raw("CCLTUNE_IMPORT")) s.import_path = v;
   get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
-  get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 2, 65536);
+  get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 1, 65536);
   get_int("CCLTUNE_SYNC_WARN_S", &s.sync_warn_s, 1, 3600);
   get_choice("CCLTUNE_TIMING", "max", "min", &s.timing_max);
   get_choice("CCLTUNE_IDLE_SAMPLES", "drop", "keep", &s.drop_idle_samples);

@@ -34,7 +34,7 @@ struct Settings {
   int export_interval_s = 60;  // 0: export only at exit and on request
   std::string import_path;
   int channel_budget = 0;  // 0: auto
-  int min_interval = 2;
+  int min_interval = 1;
   int sync_warn_s = 5;
   bool timing_max = true;         // CCLTUNE_TIMING (default max): the search compares the per-call maximum over ranks
   bool drop_idle_samples = true;  // CCLTUNE_IDLE_SAMPLES (default drop): executor::IdleFilter's marks apply

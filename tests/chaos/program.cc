@@ -201,7 +201,7 @@ Program Generate(uint64_t seed) {
   static const std::vector<std::string> noise = {"0.03", "0.05", "0.1", "0.3"};
   p.env.emplace_back("SIMNCCL_NOISE", r.Pick(noise));
   p.env.emplace_back("CCLTUNE_TIMING", r.Chance(0.5) ? "min" : "max");
-  static const std::vector<std::string> intervals = {"2", "2", "4", "8"};
+  static const std::vector<std::string> intervals = {"1", "2", "4", "8"};
   p.env.emplace_back("CCLTUNE_MIN_INTERVAL", r.Pick(intervals));
   static const std::vector<std::string> batches = {"4", "8", "24", "64"};
   p.env.emplace_back("CCLTUNE_MAX_BATCH", r.Pick(batches));

@@ -28,7 +28,7 @@ TEST(Settings, Defaults) {
   EXPECT_FALSE(s.disable);
   EXPECT_EQ(s.debug, LogLevel::kWarn);
   EXPECT_EQ(s.channel_budget, 0);
-  EXPECT_EQ(s.min_interval, 2);
+  EXPECT_EQ(s.min_interval, 1);
   EXPECT_TRUE(s.warnings.empty());
 }
 
