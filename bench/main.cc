@@ -189,12 +189,33 @@ struct Bench {
     return s;
   }
 
-  // One training step of the tuned communicator: `n` calls of B, then the stream synchronized (`sync_what`
-  // names it in an error) and the step load drained.
-  void Step(const Row& row, int64_t n, const char* sync_what) {
-    for (int64_t i = 0; i < n; ++i) Call(row, b);
+  // One training step: `n` calls on `comm` (the tuned communicator B unless given), then the stream synchronized
+  // (`sync_what` names it in an error) and the step load drained.
+  void Step(const Row& row, int64_t n, const char* sync_what, ncclComm_t comm = nullptr) {
+    for (int64_t i = 0; i < n; ++i) Call(row, comm != nullptr ? comm : b);
     Check(device->StreamSynchronize(stream), sync_what);
     if (step_load) Check(step_load->Drain(), "draining the step load");
+  }
+
+  // The host wall time (µs, the maximum over ranks) of `calls` calls on `comm` in steps of --tune-step, each
+  // followed by the flag exchange Tune makes: what the tuning loop would have taken on NCCL's default.
+  double StepLoopWall(const Row& row, ncclComm_t comm, int64_t calls) {
+    Step(row, std::min<int64_t>(opt.tune_step, calls), "stream synchronize before the default's loop", comm);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t done = 0; done < calls;) {
+      const int64_t block = std::min<int64_t>(opt.tune_step, calls - done);
+      Step(row, block, "stream synchronize in the default's loop", comm);
+      done += block;
+      int flag = 0;
+      MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    }
+    return MaxWall(t0);
+  }
+  static double MaxWall(std::chrono::steady_clock::time_point t0) {
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return us;
   }
 
   // Calls B until rank 0 sees the workload settled, checking every --tune-step calls (8); every rank
@@ -204,6 +225,8 @@ struct Bench {
     int64_t calls = 0;
     load_paused = !opt.load.while_tuning;
     if (!load_paused) LoadOn();
+    if (opt.search_cost) MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
       const int64_t block = std::min<int64_t>(opt.tune_step, opt.max_tune_calls - calls);
       Step(row, block, "stream synchronize while tuning");
@@ -223,12 +246,15 @@ struct Bench {
         break;
       }
     }
+    if (opt.search_cost) r->tune_wall_us = MaxWall(t0);
     // Settling: B goes on as a training loop would (ccltune monitors it, its guard probes), the same on every rank.
     for (int64_t done = 0; r->converged && done < opt.settle_calls;) {
       const int64_t block = std::min<int64_t>(opt.tune_step, opt.settle_calls - done);
       Step(row, block, "stream synchronize while settling");
       done += block;
     }
+    // The same loop on A, NCCL's default without ccltune, for as many calls: what searching cost the job.
+    if (opt.search_cost && calls > 0) r->default_wall_us = StepLoopWall(row, a, calls);
     LoadOff();
     load_paused = false;
     r->tune_calls = calls;

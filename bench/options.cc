@@ -180,6 +180,10 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--tune-step", v, 1, 1 << 20), [&](int64_t x) { o.tune_step = x; });
        }},
+      {"--search-cost",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--search-cost", v, 0, 1), [&](int64_t x) { o.search_cost = x != 0; });
+       }},
       {"--settle-calls",
        [&](const std::string& v) {
          return status_of(ParseInt("--settle-calls", v, 0, 1 << 30), [&](int64_t x) { o.settle_calls = x; });
@@ -350,6 +354,8 @@ usage: mpirun -np N ccltune-bench [options]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
       --tune-step N        compare: calls per host-synchronized step while tuning [8]
       --settle-calls N     compare: calls of B after it converged, before timing  [0]
+      --search-cost 0|1    compare: host wall time of the tuning loop, and of the
+                           same loop on NCCL's default for as many calls           [0]
       --oracle-confirm K   oracle: re-time the best K configs and the default in 3
                            alternating rounds; 0 keeps the screening pass's best   [4]
       --json FILE          write the results as JSON (rank 0)

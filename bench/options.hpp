@@ -40,6 +40,9 @@ struct Options {
   // compare: calls of B after it converged and before the timing, in --tune-step steps under the tuning's load
   // (what ccltune's monitoring and guard make of a converged workload shows in the timing; 0: none)
   int settle_calls = 0;
+  // compare: time the tuning loop on the host, and the same loop on A (NCCL's default) for as many calls
+  // (RowResult::tune_wall_us, default_wall_us): what searching cost a job running the workload alone
+  bool search_cost = false;
   // oracle: the best this many configs of the screening pass, and NCCL's default, are timed again in
   // kOracleRounds alternating rounds; the oracle is the best re-timed median (0: screening pass only).
   int oracle_confirm = 4;

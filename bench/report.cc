@@ -98,6 +98,8 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                        {"config", ConfigJson(r.config)},
                        {"converge_calls", Opt(r.converge_calls)},
                        {"tune_calls", r.tune_calls},
+                       {"tune_wall_us", Opt(r.tune_wall_us)},
+                       {"default_wall_us", Opt(r.default_wall_us)},
                        {"converged", r.converged},
                        {"check_errors", r.check_errors}});
   }

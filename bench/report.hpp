@@ -45,6 +45,12 @@ struct RowResult {
   // one communicator, free of any difference between two communicators of the same ranks.
   std::optional<double> tuned_same_comm_us;
   int64_t check_errors = 0;  // mismatched elements, summed over ranks and checks
+  // compare with --search-cost 1: host wall time (µs, maximum over ranks) of the tuning loop on B up to the settled
+  // check (tune_calls calls in steps of --tune-step, a stream synchronize and a flag exchange after each), and of the
+  // same loop on A for as many calls: what the search cost a job running this workload alone, syncs and candidates
+  // included. Host time: meaningful on GPUs, not on the simulated cluster (whose clock is virtual).
+  std::optional<double> tune_wall_us;
+  std::optional<double> default_wall_us;
 };
 
 struct Meta {

@@ -3,6 +3,8 @@
 # all-reduce, all-gather and reduce-scatter, 64 KiB-16 MiB, fp32. Runs (RUNS picks and orders them;
 # default: oracle repeat, then old when OLD_PKG is set):
 #   oracle   --mode compare,oracle with ccltune's defaults
+#   cost     the same with --search-cost 1: each row's tuning loop timed on the host, and the same loop on NCCL's
+#            default for as many calls (bench/search_cost.py)
 #   repeat   --mode compare again (how much a second run of the search differs)
 #   min      --mode compare with CCLTUNE_TIMING=min (the per-call minimum over ranks)
 #   nochunk  --mode compare,oracle with CCLTUNE_SEARCH_CHUNK=0 (under tuner v6: channels only, NCCL's chunk size)
@@ -39,6 +41,7 @@ run() {  # NAME [env ...] -- bench args
 for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
   case "$r" in
     oracle) run oracle -- --mode compare,oracle ;;
+    cost) run cost -- --mode compare,oracle --search-cost 1 ;;
     repeat) run repeat -- --mode compare ;;
     min) run min CCLTUNE_TIMING=min -- --mode compare ;;
     nochunk) run nochunk CCLTUNE_SEARCH_CHUNK=0 -- --mode compare,oracle ;;

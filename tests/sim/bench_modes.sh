@@ -3,7 +3,8 @@
 # report has host and GPU times of the default, converged and forced communicators (C forced to
 # B's converged config) and the idle-stream check's host cost, and --interference is accepted with "no
 # effect" recorded in meta (its phase too), while a JSON name without "interference" is refused;
-# --settle-calls is recorded in meta; --mode landscape --landscape-switch 1 times every config next to
+# --settle-calls is recorded in meta; --search-cost 1 gives every row both wall times (bench/search_cost.py reads
+# them), and without it they are null; --mode landscape --landscape-switch 1 times every config next to
 # NCCL's default (seq 0-4 per config and round in the samples, one "# switch" line per config).
 # Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
 set -euo pipefail
@@ -46,8 +47,13 @@ fi
 grep -q "unknown phase 'tuning'" "$out/bad-phase.log"
 # --settle-calls: B runs on after it converged, before the timing; recorded in meta.
 run -c allreduce -b 1M -e 1M -n 5 --settle-calls 64 --json "$out/settle.json" >/dev/null
+# --search-cost 1: each row's tuning loop and the same loop on NCCL's default timed on the host; bench/search_cost.py
+# reads them (host time of the simulation here: only that the figures are there and read is checked).
+run -c allreduce,allgather -b 256K -e 1M -n 5 --search-cost 1 --json "$out/search-cost.json" >/dev/null
+python3 "$(dirname "$0")/../../bench/search_cost.py" "$out/search-cost.json" --rows | tee "$out/search-cost.log"
+grep -q "^search-cost.json: 4 rows, " "$out/search-cost.log"
 python3 - "$out/overhead.json" "$out/sim-interference.json" "$out/sim-interference-compare.json" \
-  "$out/settle.json" <<'PY'
+  "$out/settle.json" "$out/search-cost.json" <<'PY'
 import json, sys
 ov = json.load(open(sys.argv[1]))
 assert ov["meta"]["modes"] == ["overhead"], ov["meta"]["modes"]
@@ -79,6 +85,12 @@ settle = json.load(open(sys.argv[4]))
 assert settle["meta"]["settle_calls"] == 64, settle["meta"]
 (res,) = settle["results"]
 assert res["converged"] and res["tuned_us"] > 0, res
+assert res["tune_wall_us"] is None and res["default_wall_us"] is None, res  # off unless asked for
+cost = json.load(open(sys.argv[5]))["results"]
+assert len(cost) == 4, cost
+for res in cost:
+    assert res["converged"] and res["tune_calls"] > 0, res
+    assert res["tune_wall_us"] > 0 and res["default_wall_us"] > 0, res
 print("bench modes: ok")
 PY
 # The switch pattern: 3 rounds of every distinct config (the communicator's 2 channels: ring/ll, ring/simple, pat/simple
