@@ -169,6 +169,11 @@ class Search {
   std::unique_ptr<Impl> impl_;
 };
 
+// NCCL's cost table for the space as one log line: every valid subspace in the prior's order with its estimate
+// over that of NCCL's pick ("ring/simple 1.00* tree/simple 1.35 ring/ll 3.20"; * NCCL's pick, ? no estimate), or
+// its estimates in µs where the pick has none. What the prior ranked, beside what the search then measured.
+std::string DescribePrior(const SearchSpace& space);
+
 // Every configuration of the space (the oracle's list): "no override" first, then every valid
 // subspace x channels 1..max_channels (x chunk steps when chunk_dim).
 std::vector<Config> EnumerateSpace(const SearchSpace& space);

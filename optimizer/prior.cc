@@ -1,6 +1,8 @@
 // Stage 1, the prior: which subspaces to look at first. NCCL's cost table ranks them (its relative
 // estimates carry information even where its pick is wrong); hints come before everything.
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "optimizer/internal/stages.hpp"
 
@@ -31,3 +33,29 @@ std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space) {
 }
 
 }  // namespace ccltune::optimizer::internal
+
+namespace ccltune::optimizer {
+
+std::string DescribePrior(const SearchSpace& space) {
+  const SubspaceSet& sub = space.subspaces;
+  const float pick =
+      sub.Valid(sub.nccl_algo, sub.nccl_proto) ? space.cost[sub.nccl_algo * kNumProtos + sub.nccl_proto] : -1.0f;
+  std::string out;
+  for (const auto& [a, p] : internal::OrderSubspaces(space)) {
+    const float c = space.cost[a * kNumProtos + p];
+    char v[32];
+    if (c < 0) {
+      std::snprintf(v, sizeof v, "?");
+    } else if (pick > 0) {
+      std::snprintf(v, sizeof v, "%.2f", static_cast<double>(c / pick));
+    } else {
+      std::snprintf(v, sizeof v, "%.1fus", static_cast<double>(c));
+    }
+    if (!out.empty()) out += ' ';
+    out += std::string(AlgoName(a)) + "/" + std::string(ProtoName(p)) + " " + v;
+    if (a == sub.nccl_algo && p == sub.nccl_proto) out += '*';
+  }
+  return out.empty() ? std::string("(no valid subspace)") : out;
+}
+
+}  // namespace ccltune::optimizer

@@ -36,6 +36,20 @@ TEST(Prior, CostTableOrdersSubspacesNcclsPickFirstOnTies) {
                                    {kAlgoRing, kProtoLL}, {kAlgoRing, kProtoSimple}, {kAlgoTree, kProtoLL}}));
 }
 
+TEST(Prior, DescribedRelativeToNcclsPickInThePriorsOrder) {
+  SearchSpace s = Space(8, {{kAlgoTree, kProtoLL}, {kAlgoRing, kProtoLL}, {kAlgoRing, kProtoSimple}});
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 64;
+  s.cost[kAlgoRing * kNumProtos + kProtoLL] = 10;
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = 20;
+  EXPECT_EQ(DescribePrior(s), "ring/ll 0.50 ring/simple 1.00* tree/ll 3.20");
+  // An entry without an estimate comes last, marked; without an estimate for NCCL's pick, the estimates in µs.
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = -1;
+  EXPECT_EQ(DescribePrior(s), "ring/ll 0.50 ring/simple 1.00* tree/ll ?");
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = -1;
+  EXPECT_EQ(DescribePrior(s), "ring/ll 10.0us ring/simple ?* tree/ll ?");
+  EXPECT_EQ(DescribePrior(SearchSpace{}), "(no valid subspace)");
+}
+
 TEST(Screen, LogSpacedChannelPoints) {
   EXPECT_EQ(ScreenChannels(1), (std::vector<int>{1}));
   EXPECT_EQ(ScreenChannels(2), (std::vector<int>{1, 2}));
