@@ -48,6 +48,12 @@ struct Options {
   double min_gain = 0.02;
   // Screened configs at most (the prior's order decides which).
   int max_screen = 24;
+  // Screen no subspace whose NCCL cost-table estimate is more than this many times that of NCCL's own pick
+  // (where both are known; hints are screened regardless). 0: screen every valid subspace. On the one-GPU
+  // testbed NCCL 2.28.9's table rated a winning subspace up to 2.59x its pick (tree/simple, all-reduce 256 KiB)
+  // and tree/ll, never a winner there or on NVLink, 4.6-11.8x (docs/results/search-testbed.md, thirty-first
+  // session); off by default until two simulated acceptance tests that it moves are understood.
+  double screen_cost_ratio = 0;
   // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
   // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
   // two consecutive windows, re-opens the search (with the guard and a config other than the default: the
@@ -172,7 +178,8 @@ class Search {
 // NCCL's cost table for the space as one log line: every valid subspace in the prior's order with its estimate
 // over that of NCCL's pick ("ring/simple 1.00* tree/simple 1.35 ring/ll 3.20"; * NCCL's pick, ? no estimate), or
 // its estimates in µs where the pick has none. What the prior ranked, beside what the search then measured.
-std::string DescribePrior(const SearchSpace& space);
+// A subspace that options.screen_cost_ratio keeps from screening is marked " (not screened)".
+std::string DescribePrior(const SearchSpace& space, const Options& options = Options{});
 
 // Every configuration of the space (the oracle's list): "no override" first, then every valid
 // subspace x channels 1..max_channels (x chunk steps when chunk_dim).

@@ -36,7 +36,7 @@ std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space) {
 
 namespace ccltune::optimizer {
 
-std::string DescribePrior(const SearchSpace& space) {
+std::string DescribePrior(const SearchSpace& space, const Options& options) {
   const SubspaceSet& sub = space.subspaces;
   const float pick =
       sub.Valid(sub.nccl_algo, sub.nccl_proto) ? space.cost[sub.nccl_algo * kNumProtos + sub.nccl_proto] : -1.0f;
@@ -54,6 +54,7 @@ std::string DescribePrior(const SearchSpace& space) {
     if (!out.empty()) out += ' ';
     out += std::string(AlgoName(a)) + "/" + std::string(ProtoName(p)) + " " + v;
     if (a == sub.nccl_algo && p == sub.nccl_proto) out += '*';
+    if (internal::CostRuledOut(space, options, a, p)) out += " (not screened)";
   }
   return out.empty() ? std::string("(no valid subspace)") : out;
 }

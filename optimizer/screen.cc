@@ -21,6 +21,17 @@ std::vector<int> ScreenChannels(int max) {
   return out;
 }
 
+bool CostRuledOut(const SearchSpace& space, const Options& options, int algo, int proto) {
+  if (options.screen_cost_ratio <= 0) return false;
+  const SubspaceSet& sub = space.subspaces;
+  if (algo == sub.nccl_algo && proto == sub.nccl_proto) return false;
+  if (!sub.Valid(sub.nccl_algo, sub.nccl_proto)) return false;
+  const float pick = space.cost[sub.nccl_algo * kNumProtos + sub.nccl_proto];
+  const float mine = space.cost[algo * kNumProtos + proto];
+  if (pick <= 0 || mine < 0) return false;
+  return mine > options.screen_cost_ratio * pick;
+}
+
 std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, const Prior& prior,
                               const SampleStore& store) {
   std::vector<Config> out;
@@ -39,11 +50,13 @@ std::vector<Config> ScreenSet(const SearchSpace& space, const Options& options, 
     if (!space.chunk_dim) c.chunk_bytes = 0;
     add(c);
   }
-  const std::vector<std::pair<int, int>> subs = OrderSubspaces(space);
+  std::vector<std::pair<int, int>> subs = OrderSubspaces(space);
+  std::erase_if(subs, [&](const std::pair<int, int>& s) { return CostRuledOut(space, options, s.first, s.second); });
   // Per subspace, its points from the largest down: the largest answers the ceiling question first. The
   // prior's first kFullScreen subspaces get every point, the next kHalfScreen the largest and the middle
   // one, the rest the largest only: a wide space is screened where NCCL's own estimates point, and no
-  // subspace goes untried.
+  // subspace goes untried, except one NCCL's table rates more than options.screen_cost_ratio times its pick
+  // (CostRuledOut, removed above).
   std::vector<std::vector<int>> points;
   for (size_t rank = 0; rank < subs.size(); ++rank) {
     const auto& [a, p] = subs[rank];

@@ -161,6 +161,7 @@ void CommLifecycle::SetUp(CommState& cs) {
     Leader::Options lo;
     lo.search.min_gain = settings.min_gain;
     lo.search.guard = settings.guard;
+    lo.search.screen_cost_ratio = settings.screen_cost_ratio;
     lo.max_entries = settings.max_batch;
     lo.channel_budget = cs.channel_budget();
     lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;

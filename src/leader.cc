@@ -183,7 +183,7 @@ void Leader::EnsureSearch(Work& w) {
   c->search.emplace(ss, o_.search, PriorFor(*c));
   CCLTUNE_INFO(kOpt, "search of %s [%d..%d B] started (channel budget %d); NCCL's cost table over its pick (*): %s",
                w.key.ToString(), static_cast<int64_t>(c->bounds.min_bytes), static_cast<int64_t>(c->bounds.max_bytes),
-               ss.max_channels, optimizer::DescribePrior(ss));
+               ss.max_channels, optimizer::DescribePrior(ss, o_.search));
   // NCCL's default ran before the search existed and is reported only when its run changes: the search
   // learns it here (the communicator's channels show in it before any candidate runs).
   if (ss.channel_truth && w.default_ran) c->search->NoteRan(Config{}, *w.default_ran);

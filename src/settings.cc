@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 19> kSettings = {{
+constexpr std::array<SettingSpec, 20> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -43,6 +43,9 @@ constexpr std::array<SettingSpec, 19> kSettings = {{
     {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most schedule entries sent for one workload at once"},
     {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
      "switch away from NCCL's default only for a gain above this (and above the measured noise)"},
+    {"CCLTUNE_SCREEN_COST_RATIO", SettingType::kInt, "0", "0..1000",
+     "screen no algorithm/protocol whose estimate in NCCL's cost table is more than this many times that of "
+     "NCCL's own pick (an imported config is still tried); 0: screen every valid one"},
     {"CCLTUNE_GUARD", SettingType::kBool, "1", "0,1",
      "after convergence on a config other than NCCL's default, run the default now and then and search again "
      "when the config reads significantly slower than it; 0: never"},
@@ -180,6 +183,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   int gain_pct = 2;
   get_int("CCLTUNE_MIN_GAIN_PCT", &gain_pct, 0, 50);
   s.min_gain = gain_pct / 100.0;
+  get_int("CCLTUNE_SCREEN_COST_RATIO", &s.screen_cost_ratio, 0, 1000);
   get_bool("CCLTUNE_GUARD", &s.guard);
   get_bool("CCLTUNE_SUMMARY", &s.summary);
   if (const char* v = raw("CCLTUNE_TRACE")) s.trace_path = v;

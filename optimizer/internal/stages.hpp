@@ -23,9 +23,13 @@ std::vector<int> ScreenChannels(int max);
 // largest and the middle one (the rest: the largest only).
 inline constexpr size_t kFullScreen = 2;
 inline constexpr size_t kHalfScreen = 2;
+// Whether options.screen_cost_ratio rules subspace (algo, proto) out of screening: NCCL's cost-table
+// estimate for it is more than that many times the estimate for NCCL's pick (never the pick itself,
+// never where either estimate is unknown).
+bool CostRuledOut(const SearchSpace& space, const Options& options, int algo, int proto);
 // The screened configs in order: the hints, then the subspaces' points interleaved (every subspace's
 // largest point first, so channel truth learns each subspace's ceiling early; fewer points for the
-// subspaces the prior ranks low: kFullScreen, kHalfScreen), at most
+// subspaces the prior ranks low: kFullScreen, kHalfScreen; none for a subspace CostRuledOut), at most
 // options.max_screen, as NCCL would run them (store.Effective), never twice, never a twin of NCCL's
 // default. With channel truth (space.channel_truth), the points below a subspace's largest are listed
 // only once NCCL's run of that largest point is known (or NCCL's default runs the subspace on that many),

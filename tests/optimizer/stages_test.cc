@@ -42,6 +42,9 @@ TEST(Prior, DescribedRelativeToNcclsPickInThePriorsOrder) {
   s.cost[kAlgoRing * kNumProtos + kProtoLL] = 10;
   s.cost[kAlgoRing * kNumProtos + kProtoSimple] = 20;
   EXPECT_EQ(DescribePrior(s), "ring/ll 0.50 ring/simple 1.00* tree/ll 3.20");
+  Options three;
+  three.screen_cost_ratio = 3;
+  EXPECT_EQ(DescribePrior(s, three), "ring/ll 0.50 ring/simple 1.00* tree/ll 3.20 (not screened)");
   // An entry without an estimate comes last, marked; without an estimate for NCCL's pick, the estimates in µs.
   s.cost[kAlgoTree * kNumProtos + kProtoLL] = -1;
   EXPECT_EQ(DescribePrior(s), "ring/ll 0.50 ring/simple 1.00* tree/ll ?");
@@ -71,6 +74,44 @@ TEST(Screen, HintsFirstThenLargestPointOfEverySubspace) {
   Options few;
   few.max_screen = 2;
   EXPECT_EQ(ScreenSet(s, few, p, st).size(), 2u);
+}
+
+// CCLTUNE_SCREEN_COST_RATIO: a subspace NCCL's cost table rates more than the ratio times its own pick is not
+// screened; NCCL's pick never is ruled out, nor a subspace (or a pick) without an estimate; a hint still is.
+TEST(Screen, CostRatioRulesOutSubspacesNcclRatesFarSlower) {
+  SearchSpace s = Space(2, {{kAlgoRing, kProtoSimple}, {kAlgoRing, kProtoLL}, {kAlgoTree, kProtoLL}});
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = 100;
+  s.cost[kAlgoRing * kNumProtos + kProtoLL] = 300;  // exactly 3x: kept
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 301;
+  Options three;
+  three.screen_cost_ratio = 3;
+  EXPECT_FALSE(CostRuledOut(s, three, kAlgoRing, kProtoLL));
+  EXPECT_TRUE(CostRuledOut(s, three, kAlgoTree, kProtoLL));
+  Options off;
+  off.screen_cost_ratio = 0;
+  EXPECT_FALSE(CostRuledOut(s, off, kAlgoTree, kProtoLL));
+  EXPECT_FALSE(CostRuledOut(s, Options{}, kAlgoTree, kProtoLL));  // the default: off
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 1e6;
+  EXPECT_FALSE(CostRuledOut(s, Options{}, kAlgoTree, kProtoLL));
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 301;
+  SampleStore st;
+  EXPECT_EQ(ScreenSet(s, three, Prior{}, st),
+            (std::vector<Config>{C(kAlgoRing, kProtoSimple, 2), C(kAlgoRing, kProtoLL, 2),
+                                 C(kAlgoRing, kProtoSimple, 1), C(kAlgoRing, kProtoLL, 1)}));
+  EXPECT_EQ(ScreenSet(s, off, Prior{}, st).size(), 6u);
+  Prior hinted;
+  hinted.hints = {C(kAlgoTree, kProtoLL, 1)};
+  EXPECT_EQ(ScreenSet(s, three, hinted, st).front(), C(kAlgoTree, kProtoLL, 1));
+  EXPECT_EQ(ScreenSet(s, three, hinted, st).size(), 5u);
+  // NCCL's pick far costlier than another subspace is still screened; so is all of it without an estimate.
+  Options tight;
+  tight.screen_cost_ratio = 1;
+  s.cost[kAlgoRing * kNumProtos + kProtoLL] = 10;
+  EXPECT_FALSE(CostRuledOut(s, tight, kAlgoRing, kProtoSimple));
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = -1;
+  EXPECT_FALSE(CostRuledOut(s, tight, kAlgoTree, kProtoLL));
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = -1;
+  EXPECT_FALSE(CostRuledOut(s, tight, kAlgoRing, kProtoLL));
 }
 
 // With channel truth, a subspace's lower points wait until NCCL's run of its largest is known, and are
