@@ -32,14 +32,18 @@ std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space) {
   return out;
 }
 
+float PickCost(const SearchSpace& space) {
+  const SubspaceSet& sub = space.subspaces;
+  return sub.Valid(sub.nccl_algo, sub.nccl_proto) ? space.cost[sub.nccl_algo * kNumProtos + sub.nccl_proto] : -1.0f;
+}
+
 }  // namespace ccltune::optimizer::internal
 
 namespace ccltune::optimizer {
 
 std::string DescribePrior(const SearchSpace& space, const Options& options) {
   const SubspaceSet& sub = space.subspaces;
-  const float pick =
-      sub.Valid(sub.nccl_algo, sub.nccl_proto) ? space.cost[sub.nccl_algo * kNumProtos + sub.nccl_proto] : -1.0f;
+  const float pick = internal::PickCost(space);
   std::string out;
   for (const auto& [a, p] : internal::OrderSubspaces(space)) {
     const float c = space.cost[a * kNumProtos + p];

@@ -25,8 +25,7 @@ bool CostRuledOut(const SearchSpace& space, const Options& options, int algo, in
   if (options.screen_cost_ratio <= 0) return false;
   const SubspaceSet& sub = space.subspaces;
   if (algo == sub.nccl_algo && proto == sub.nccl_proto) return false;
-  if (!sub.Valid(sub.nccl_algo, sub.nccl_proto)) return false;
-  const float pick = space.cost[sub.nccl_algo * kNumProtos + sub.nccl_proto];
+  const float pick = PickCost(space);
   const float mine = space.cost[algo * kNumProtos + proto];
   if (pick <= 0 || mine < 0) return false;
   return mine > options.screen_cost_ratio * pick;

@@ -15,6 +15,8 @@ namespace ccltune::optimizer::internal {
 // prior.cc: the valid subspaces, most promising first: by NCCL's cost-table estimate where known
 // (NCCL's own pick first on a tie or without estimates); then the hints as configs to screen first.
 std::vector<std::pair<int, int>> OrderSubspaces(const SearchSpace& space);
+// NCCL's cost-table estimate for its own pick (µs); < 0 where the pick is not a valid subspace or has none.
+float PickCost(const SearchSpace& space);
 
 // screen.cc: the channel counts screened per subspace, log-spaced over [1, max]: {1, 2} for 2,
 // {1, ~3, 8} up to 8, {1, ~3, ~9, max} above (fewer when max is small).

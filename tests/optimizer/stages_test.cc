@@ -76,6 +76,21 @@ TEST(Screen, HintsFirstThenLargestPointOfEverySubspace) {
   EXPECT_EQ(ScreenSet(s, few, p, st).size(), 2u);
 }
 
+// NCCL's pick's own estimate, what CostRuledOut and DescribePrior rate the others against; -1 where the pick has
+// none or is not a valid subspace.
+TEST(Prior, PickCostIsTheEstimateOfNcclsPick) {
+  SearchSpace s = Space(2, {{kAlgoRing, kProtoSimple}, {kAlgoTree, kProtoLL}});
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = 120;
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 50;
+  EXPECT_EQ(PickCost(s), 120.0f);
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = -1;
+  EXPECT_LT(PickCost(s), 0.0f);
+  s.cost[kAlgoRing * kNumProtos + kProtoSimple] = 120;
+  s.subspaces.nccl_algo = kAlgoTree;
+  s.subspaces.nccl_proto = kProtoSimple;  // not a valid subspace of this space
+  EXPECT_LT(PickCost(s), 0.0f);
+}
+
 // CCLTUNE_SCREEN_COST_RATIO: a subspace NCCL's cost table rates more than the ratio times its own pick is not
 // screened; NCCL's pick never is ruled out, nor a subspace (or a pick) without an estimate; a hint still is.
 TEST(Screen, CostRatioRulesOutSubspacesNcclRatesFarSlower) {
