@@ -52,9 +52,9 @@ struct Options {
   // (where both are known; hints are screened regardless). 0: screen every valid subspace. On the one-GPU
   // testbed NCCL 2.28.9's table rated a winning subspace up to 2.59x its pick (tree/simple, all-reduce 256 KiB)
   // and tree/ll, never a winner there or on NVLink, 4.6-11.8x (docs/results/search-testbed.md, thirty-first
-  // session). Off by default: 5 saved 126-150 ms per testbed run and lost no decision in six, but turning it on
-  // moves the simulated noise's draws in two CI tests whose outcome at their bar turns on one seed's draws at
-  // either setting (thirty-second session).
+  // session). Off by default: 5 leaves out tree/ll screening that took 125-150 ms of each testbed run without it,
+  // and lost no decision in six runs, but turning it on moves the simulated noise's draws in two CI tests whose
+  // outcome at their bar turns on one seed's draws at either setting (thirty-second session).
   double screen_cost_ratio = 0;
   // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
   // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
