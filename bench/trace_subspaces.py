@@ -19,11 +19,7 @@ import os
 import statistics
 import sys
 
-
-def subspace(config):
-    """'ring/ll/nc2' -> 'ring/ll'; NCCL's default ('default') stays as it is."""
-    parts = config.split("/")
-    return "/".join(parts[:2]) if len(parts) >= 2 else config
+from trace_default_context import subspace  # 'ring/ll/nc2' -> 'ring/ll'; NCCL's default stays 'default'
 
 
 def read(path, match):
