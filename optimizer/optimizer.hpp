@@ -52,10 +52,10 @@ struct Options {
   // (where both are known; hints are screened regardless). 0: screen every valid subspace. On the one-GPU
   // testbed NCCL 2.28.9's table rated a winning subspace up to 2.59x its pick (tree/simple, all-reduce 256 KiB)
   // and tree/ll, never a winner there or on NVLink, 4.6-11.8x (docs/results/search-testbed.md, thirty-first
-  // session). Off by default: 5 leaves out tree/ll screening that took 125-150 ms of each testbed run without it,
-  // and lost no decision in six runs, but turning it on moves the simulated noise's draws in two CI tests whose
-  // outcome at their bar turns on one seed's draws at either setting (thirty-second session).
-  double screen_cost_ratio = 0;
+  // session). 6 by default: it leaves out what 5 does there (NCCL rates nothing between 4.55 and 7.16 times its
+  // pick), tree/ll at all-reduce 256 KiB-16 MiB and its 114-151 ms of timed calls per testbed run; with it 9 of 11
+  // testbed runs met issue 12's done-when, without it 5 of 11 (thirty-second to thirty-fourth sessions).
+  double screen_cost_ratio = 6;
   // After convergence the caller keeps sampling the incumbent now and then (coordinator::kMonitorEvery);
   // per workload, the median of `monitor_window` samples `drift_ratio` away from its first window's, in
   // two consecutive windows, re-opens the search (with the guard and a config other than the default: the

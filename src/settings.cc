@@ -43,7 +43,7 @@ constexpr std::array<SettingSpec, 20> kSettings = {{
     {"CCLTUNE_MAX_BATCH", SettingType::kInt, "24", "1..64", "most schedule entries sent for one workload at once"},
     {"CCLTUNE_MIN_GAIN_PCT", SettingType::kInt, "2", "0..50",
      "switch away from NCCL's default only for a gain above this (and above the measured noise)"},
-    {"CCLTUNE_SCREEN_COST_RATIO", SettingType::kInt, "0", "0..1000",
+    {"CCLTUNE_SCREEN_COST_RATIO", SettingType::kInt, "6", "0..1000",
      "screen no algorithm/protocol whose estimate in NCCL's cost table is more than this many times that of "
      "NCCL's own pick (an imported config is still tried); 0: screen every valid one"},
     {"CCLTUNE_GUARD", SettingType::kBool, "1", "0,1",

@@ -105,9 +105,14 @@ TEST(Screen, CostRatioRulesOutSubspacesNcclRatesFarSlower) {
   Options off;
   off.screen_cost_ratio = 0;
   EXPECT_FALSE(CostRuledOut(s, off, kAlgoTree, kProtoLL));
-  EXPECT_FALSE(CostRuledOut(s, Options{}, kAlgoTree, kProtoLL));  // the default: off
-  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 1e6;
+  // The default, 6: six times the pick is screened, more is not.
+  EXPECT_EQ(Options{}.screen_cost_ratio, 6);
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 600;
   EXPECT_FALSE(CostRuledOut(s, Options{}, kAlgoTree, kProtoLL));
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 601;
+  EXPECT_TRUE(CostRuledOut(s, Options{}, kAlgoTree, kProtoLL));
+  s.cost[kAlgoTree * kNumProtos + kProtoLL] = 1e6;
+  EXPECT_FALSE(CostRuledOut(s, off, kAlgoTree, kProtoLL));
   s.cost[kAlgoTree * kNumProtos + kProtoLL] = 301;
   SampleStore st;
   EXPECT_EQ(ScreenSet(s, three, Prior{}, st),

@@ -90,6 +90,20 @@ TEST(Settings, TimingOverRanks) {
   EXPECT_EQ(s.warnings[0], "invalid value 'median' for CCLTUNE_TIMING (accepted: min,max); using the default max");
 }
 
+// NCCL's cost-table screening rule is on at 6 unless set; 0 turns it off; out of range keeps 6 with a warning.
+TEST(Settings, ScreenCostRatio) {
+  g_env = {};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).screen_cost_ratio, 6);
+  g_env = {{"CCLTUNE_SCREEN_COST_RATIO", "0"}};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).screen_cost_ratio, 0);
+  g_env = {{"CCLTUNE_SCREEN_COST_RATIO", "1001"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_EQ(s.screen_cost_ratio, 6);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0],
+            "invalid value '1001' for CCLTUNE_SCREEN_COST_RATIO (accepted: 0..1000); using the default 6");
+}
+
 TEST(Settings, ExportInterval) {
   g_env = {{"CCLTUNE_EXPORT_INTERVAL", "0"}};
   EXPECT_EQ(Settings::FromEnv(&FakeGetenv).export_interval_s, 0);
