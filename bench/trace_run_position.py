@@ -12,8 +12,11 @@ calls only needs calls in a row. With --by-role the samples are filed by their r
 search asked for, most often right after another config) or `incumbent` (the waiting config's calls while nothing is
 scheduled, in runs of calls), and `default`.
 
+With --tail R, a last line gives, pooled over the configs shown other than NCCL's default, the share of samples at
+each position (or role) that read more than R times the oracle's time: how often one call reads far slow there.
+
 Usage: bench/trace_run_position.py RUN.json [RUN.json ...] [--trace PATTERN] [--max-position 8] [--config NAME]
-       [--by-role]
+       [--by-role] [--tail R]
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
 and name without ".json"; a file for which it matches no trace or several is skipped (said on stderr). --config
 limits the output to configs whose name contains NAME.
@@ -63,6 +66,9 @@ def main():
     ap.add_argument("--max-position", type=int, default=8)
     ap.add_argument("--config", default="")
     ap.add_argument("--by-role", action="store_true", help="file samples by role instead of position")
+    ap.add_argument("--tail", type=float, default=0,
+                    help="also print, pooled over the configs shown other than NCCL's default, the share of samples "
+                         "that read more than this many times the oracle's time, per position (or role)")
     a = ap.parse_args()
     pooled = collections.defaultdict(lambda: collections.defaultdict(list))
     used = 0
@@ -87,6 +93,16 @@ def main():
         cells = " ".join("%s %.3f/%d" % (p if a.by_role else "p%d" % p, statistics.median(v), len(v))
                          for p, v in sorted(by_pos.items()))
         print("%-14s %9d %-18s %s" % (coll, nbytes, config, cells))
+    if a.tail > 0:
+        tails = collections.defaultdict(lambda: [0, 0])  # position (or role) -> [samples over the bar, samples]
+        for (coll, nbytes, config), by_pos in pooled.items():
+            if a.config not in config or config == "default":
+                continue
+            for p, v in by_pos.items():
+                tails[p][0] += sum(1 for r in v if r > a.tail)
+                tails[p][1] += len(v)
+        cells = " ".join("%s %.3f/%d" % (p if a.by_role else "p%d" % p, k / n, n) for p, (k, n) in sorted(tails.items()))
+        print("share over %g x the oracle's time, every config shown but NCCL's default: %s" % (a.tail, cells or "none"))
     return 0
 
 

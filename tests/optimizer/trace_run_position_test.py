@@ -50,6 +50,14 @@ class RunPosition(TempDirCase):
         self.assertEqual(rc, 0)
         self.assertIn("2 runs; per role", out)
         self.assertIn("tree/simple/nc2    candidate 1.300/3 incumbent 1.150/2", out)
+        # Over 1.25 x the oracle's: at position 0, 1.3 and 1.5 (2 of 2); at 1+, none of 1.2, 1.05, 1.1. The default
+        # (1.0 at position 0) is not counted; by role: 2 of the 3 candidates, none of the incumbent's 2.
+        rc, out = run_main(trp, [a, b, "--max-position", "1", "--tail", "1.25"])
+        self.assertIn("share over 1.25 x the oracle's time, every config shown but NCCL's default: p0 1.000/2 "
+                      "p1 0.000/3\n", out)
+        rc, out = run_main(trp, [a, b, "--by-role", "--tail", "1.25"])
+        self.assertIn("share over 1.25 x the oracle's time, every config shown but NCCL's default: candidate 0.667/3 "
+                      "incumbent 0.000/2\n", out)
 
     def test_a_candidate_without_round_time_reads_its_screening_time(self):
         # The oracle screened ring/ll/nc1 (80 us) without timing it in rounds: its samples read against the screen.
