@@ -12,11 +12,13 @@ calls only needs calls in a row. With --by-role the samples are filed by their r
 search asked for, most often right after another config) or `incumbent` (the waiting config's calls while nothing is
 scheduled, in runs of calls), and `default`.
 
+With --by-previous the samples are filed by what ran in the call right before: `itself`, `default` (NCCL's default),
+`same subspace` (other channels of its algorithm/protocol), `other subspace`, or `untimed` (that call was not timed).
 With --tail R, a last line gives, pooled over the configs shown other than NCCL's default, the share of samples at
 each position (or role) that read more than R times the oracle's time: how often one call reads far slow there.
 
 Usage: bench/trace_run_position.py RUN.json [RUN.json ...] [--trace PATTERN] [--max-position 8] [--config NAME]
-       [--by-role] [--tail R]
+       [--by-role | --by-previous] [--tail R]
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; {dir} and {stem} are the JSON file's folder
 and name without ".json"; a file for which it matches no trace or several is skipped (said on stderr). --config
 limits the output to configs whose name contains NAME.
@@ -41,8 +43,34 @@ def positions(rows):
     return out
 
 
-def run_ratios(json_path, trace_path, max_position, by_role=False):
-    """[((collective, bytes, config), position (or role), sample / oracle)] for one run."""
+def subspace(config):
+    """algorithm/protocol of a trace config name (NCCL's default as `default`)."""
+    return config.rsplit("/", 1)[0] if config.count("/") == 2 else config
+
+
+def previous(rows):
+    """[(config, what ran in the call before, us, role)] for one workload's trace rows (call, config, us, role): `itself`,
+    `default` (NCCL's default before another config), `same subspace` (other channels or chunk of its
+    algorithm/protocol), `other subspace`, or `untimed` (the call before was not timed, or none)."""
+    out = []
+    prev_call, prev_config = None, None
+    for call, config, us, role in sorted(rows):
+        if prev_call is None or call != prev_call + 1:
+            before = "untimed"
+        elif prev_config == config:
+            before = "itself"
+        elif prev_config == "default":
+            before = "default"
+        else:
+            before = "same subspace" if subspace(prev_config) == subspace(config) else "other subspace"
+        prev_call, prev_config = call, config
+        out.append((config, before, us, role))
+    return out
+
+
+def run_ratios(json_path, trace_path, max_position, file_by="position"):
+    """[((collective, bytes, config), position (or role, or what ran before), sample / oracle)] for one run;
+    `file_by`: position, role or previous."""
     with open(json_path) as f:
         run = json.load(f)
     nranks = run["meta"]["nranks"]
@@ -52,9 +80,10 @@ def run_ratios(json_path, trace_path, max_position, by_role=False):
     out = []
     for row in run["results"]:
         oracle = oracle_times(row)
-        for config, pos, us, role in positions(by.get(workload_name(row, nranks), [])):
+        calls = by.get(workload_name(row, nranks), [])
+        for (config, pos, us, role), (_, before, _, _) in zip(positions(calls), previous(calls)):
             if config in oracle:
-                where = role if by_role else min(pos, max_position)
+                where = {"role": role, "previous": before}.get(file_by, min(pos, max_position))
                 out.append(((row["collective"], row["bytes"], config), where, us / oracle[config]))
     return out
 
@@ -66,6 +95,8 @@ def main():
     ap.add_argument("--max-position", type=int, default=8)
     ap.add_argument("--config", default="")
     ap.add_argument("--by-role", action="store_true", help="file samples by role instead of position")
+    ap.add_argument("--by-previous", action="store_true",
+                    help="file samples by what ran in the call before instead of position")
     ap.add_argument("--tail", type=float, default=0,
                     help="also print, pooled over the configs shown other than NCCL's default, the share of samples "
                          "that read more than this many times the oracle's time, per position (or role)")
@@ -77,20 +108,24 @@ def main():
         if trace is None:
             continue
         used += 1
-        for key, pos, ratio in run_ratios(path, trace, a.max_position, a.by_role):
+        mode = "role" if a.by_role else "previous" if a.by_previous else "position"
+        for key, pos, ratio in run_ratios(path, trace, a.max_position, mode):
             pooled[key][pos].append(ratio)
     if not pooled:
         print("no samples of a config the oracle confirmed")
         return 1
+    named = a.by_role or a.by_previous  # cells named by role or by what ran before, not by position
     if a.by_role:
         print("%d runs; per role: median of sample / oracle, samples" % used)
+    elif a.by_previous:
+        print("%d runs; per what ran in the call before: median of sample / oracle, samples" % used)
     else:
         print("%d runs; per position in a run of calls of the config (%d+ pooled): median of sample / oracle, samples" %
               (used, a.max_position))
     for (coll, nbytes, config), by_pos in sorted(pooled.items()):
         if a.config not in config:
             continue
-        cells = " ".join("%s %.3f/%d" % (p if a.by_role else "p%d" % p, statistics.median(v), len(v))
+        cells = " ".join("%s %.3f/%d" % (p if named else "p%d" % p, statistics.median(v), len(v))
                          for p, v in sorted(by_pos.items()))
         print("%-14s %9d %-18s %s" % (coll, nbytes, config, cells))
     if a.tail > 0:
@@ -101,7 +136,7 @@ def main():
             for p, v in by_pos.items():
                 tails[p][0] += sum(1 for r in v if r > a.tail)
                 tails[p][1] += len(v)
-        cells = " ".join("%s %.3f/%d" % (p if a.by_role else "p%d" % p, k / n, n) for p, (k, n) in sorted(tails.items()))
+        cells = " ".join("%s %.3f/%d" % (p if named else "p%d" % p, k / n, n) for p, (k, n) in sorted(tails.items()))
         print("share over %g x the oracle's time, every config shown but NCCL's default: %s" % (a.tail, cells or "none"))
     return 0
 

@@ -23,6 +23,16 @@ class RunPosition(TempDirCase):
         self.assertEqual(trp.positions(rows), [("a", 0, 1.0, "c"), ("a", 1, 2.0, "i"), ("b", 0, 3.0, "c"),
                                                ("a", 0, 4.0, "c"), ("a", 0, 5.0, "c"), ("a", 1, 6.0, "i")])
 
+    def test_previous_names_what_ran_in_the_call_before(self):
+        rows = [(1, "default", 1.0, "d"), (2, "tree/simple/nc2", 2.0, "c"), (3, "tree/simple/nc2", 3.0, "i"),
+                (4, "tree/simple/nc1", 4.0, "c"), (5, "ring/ll/nc1", 5.0, "c"), (7, "ring/ll/nc1", 6.0, "c"),
+                (8, "default", 7.0, "d")]
+        self.assertEqual(trp.previous(rows), [
+            ("default", "untimed", 1.0, "d"), ("tree/simple/nc2", "default", 2.0, "c"),
+            ("tree/simple/nc2", "itself", 3.0, "i"), ("tree/simple/nc1", "same subspace", 4.0, "c"),
+            ("ring/ll/nc1", "other subspace", 5.0, "c"), ("ring/ll/nc1", "untimed", 6.0, "c"),
+            ("default", "other subspace", 7.0, "d")])
+
     def test_ratios_by_position_pooled_over_runs(self):
         tree = config("tree", "simple", 2)
         res = [oracle_result("allreduce", 65536, [(tree, 100.0)], 200.0)]
@@ -55,6 +65,13 @@ class RunPosition(TempDirCase):
         rc, out = run_main(trp, [a, b, "--max-position", "1", "--tail", "1.25"])
         self.assertIn("share over 1.25 x the oracle's time, every config shown but NCCL's default: p0 1.000/2 "
                       "p1 0.000/3\n", out)
+        # By what ran before: run 1's 1.3 after the default, 1.2 and 1.1 after itself; run 2's 1.5 after nothing timed,
+        # 1.05 after itself.
+        rc, out = run_main(trp, [a, b, "--by-previous", "--config", "tree", "--tail", "1.25"])
+        self.assertIn("2 runs; per what ran in the call before", out)
+        self.assertIn("tree/simple/nc2    default 1.300/1 itself 1.100/3 untimed 1.500/1", out)
+        self.assertIn("share over 1.25 x the oracle's time, every config shown but NCCL's default: default 1.000/1 "
+                      "itself 0.000/3 untimed 1.000/1\n", out)
         rc, out = run_main(trp, [a, b, "--by-role", "--tail", "1.25"])
         self.assertIn("share over 1.25 x the oracle's time, every config shown but NCCL's default: candidate 0.667/3 "
                       "incumbent 0.000/2\n", out)
