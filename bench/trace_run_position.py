@@ -15,7 +15,8 @@ scheduled, in runs of calls), and `default`.
 With --by-previous the samples are filed by what ran in the call right before: `itself`, `default` (NCCL's default),
 `same subspace` (other channels of its algorithm/protocol), `other subspace`, or `untimed` (that call was not timed).
 With --tail R, a last line gives, pooled over the configs shown other than NCCL's default, the share of samples at
-each position (or role) that read more than R times the oracle's time: how often one call reads far slow there.
+each position (or role, or what ran before) that read more than R times the oracle's time: how often one call reads
+far slow there.
 
 Usage: bench/trace_run_position.py RUN.json [RUN.json ...] [--trace PATTERN] [--max-position 8] [--config NAME]
        [--by-role | --by-previous] [--tail R]
@@ -28,6 +29,7 @@ import collections
 import json
 import statistics
 
+from trace_default_context import subspace
 from trace_vs_oracle import oracle_times, read_trace, trace_of, workload_name
 
 
@@ -41,11 +43,6 @@ def positions(rows):
         prev_call, prev_config = call, config
         out.append((config, pos, us, role))
     return out
-
-
-def subspace(config):
-    """algorithm/protocol of a trace config name (NCCL's default as `default`)."""
-    return config.rsplit("/", 1)[0] if config.count("/") == 2 else config
 
 
 def previous(rows):
@@ -99,16 +96,17 @@ def main():
                     help="file samples by what ran in the call before instead of position")
     ap.add_argument("--tail", type=float, default=0,
                     help="also print, pooled over the configs shown other than NCCL's default, the share of samples "
-                         "that read more than this many times the oracle's time, per position (or role)")
+                         "that read more than this many times the oracle's time, per position (or role, or what ran "
+                         "before)")
     a = ap.parse_args()
     pooled = collections.defaultdict(lambda: collections.defaultdict(list))
     used = 0
+    mode = "role" if a.by_role else "previous" if a.by_previous else "position"
     for path in a.runs:
         trace = trace_of(path, a.trace)
         if trace is None:
             continue
         used += 1
-        mode = "role" if a.by_role else "previous" if a.by_previous else "position"
         for key, pos, ratio in run_ratios(path, trace, a.max_position, mode):
             pooled[key][pos].append(ratio)
     if not pooled:
