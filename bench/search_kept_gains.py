@@ -9,7 +9,8 @@ default are counted, and of those the ones whose best other arm (the lowest rela
 samples) read under --bar of the default: a gain the search had seen and did not take. Of those, how many closed
 before the budget was spent (fewer entries asked than the budget): the search chose to stop, it was not made to.
 Each such search gives one line: file, workload, the best arm with its relative time and samples, entries asked of
-the budget.
+the budget. The workload is ccltune's: all-gather and reduce-scatter are named by one rank's share, a quarter of
+the bench row's bytes on 4 ranks (all-reduce by the row's bytes).
 
 Usage: bench/search_kept_gains.py LOG [LOG ...] [--bar 0.95] [--min-samples 1]
 Exits 1 when no closing line was read.

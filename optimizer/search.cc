@@ -355,7 +355,7 @@ struct Search::Impl {
       }
     }
     // Kept: the leader shows no gain (or none the budget could confirm), and no other arm could show one.
-    if (!v.switch_to_winner && !v.undecided && n >= 2 && !LeadDisputed(leader) &&
+    if (!v.switch_to_winner && !v.undecided && n >= 2 && !LeadDisputed(leader) && !RecordShowsGain(leader) &&
         (!rival || Lower(*rival, false) >= 1 - opt.min_gain))
       return Converge(Config{});
     // Nothing left worth a sample, and nothing on its way: decide on what came back.
@@ -379,6 +379,17 @@ struct Search::Impl {
     const int n = store.Count(leader, lead_since);
     const int left = std::max(0, Budget() - Used());
     return internal::Decide(leader, store, opt.min_gain, lead_since, internal::kDecideZ, std::min(kArmCap, n + left));
+  }
+  // Whether the leader's whole record (all of its samples, its estimate moved by kPickedZ of its own standard
+  // errors) still shows a gain over the default, or leaves one the budget could confirm: the samples since it
+  // leads can be a slow stretch after a fast one (real NCCL on the testbed, reduce-scatter 1 MiB: ring/simple/nc1
+  // read 366-400 us against the default's 404-443 us while screening went on, then 414-493 us against 443-578
+  // us once it led, and the default was kept after 15 of 33 entries with the config at 0.888 on 7 samples).
+  bool RecordShowsGain(const Config& leader) const {
+    const int left = std::max(0, Budget() - Used());
+    const internal::Verdict all = internal::Decide(leader, store, opt.min_gain, 0, internal::kDecideZ,
+                                                   std::min(kArmCap, store.Count(leader) + left), kPickedZ);
+    return all.switch_to_winner || all.undecided;
   }
   // The final choice on the samples there are: the first arm in FinalOrder() that clears the decision,
   // the leader on its samples since it leads, or any arm on all of its own with its estimate moved by
