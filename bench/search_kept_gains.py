@@ -20,10 +20,11 @@ import os
 import re
 import sys
 
+from search_vs_oracle import ARM  # one arm of the closing line: CONFIG=RELATIVE/SAMPLES, NCCL's default starred
+
 LINE = re.compile(r"search of (?P<workload>\S+) \[[^\]]*\] done: [^,]*, \d+ arms, \d+ samples "
                   r"\((?P<asked>\d+) asked of (?P<budget>\d+)[^)]*\), relative to default: (?P<arms>[^;]*); "
                   r"noise [^;]*; (?:[a-z]+ [^;]*; )*incumbent (?P<incumbent>\S+)")
-ARM = re.compile(r"^(?P<star>\*?)(?P<name>[^=]+)=(?P<rel>[0-9.]+|inf|nan)/(?P<n>\d+)$")
 
 
 def parse_line(text):
@@ -31,11 +32,7 @@ def parse_line(text):
     m = LINE.search(text)
     if not m:
         return None
-    arms = []
-    for token in m.group("arms").split():
-        a = ARM.match(token)
-        if a:
-            arms.append((a.group("name"), float(a.group("rel")), int(a.group("n"))))
+    arms = [(a.group(1), float(a.group(2)), int(a.group(3))) for a in ARM.finditer(m.group("arms"))]
     return {"workload": m.group("workload"), "asked": int(m.group("asked")), "budget": int(m.group("budget")),
             "incumbent": m.group("incumbent"), "arms": arms}
 

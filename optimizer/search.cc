@@ -376,19 +376,19 @@ struct Search::Impl {
   }
   // The leader against the default on its samples since it leads, with the cap the budget still allows.
   internal::Verdict LeaderVerdict(const Config& leader) const {
-    const int n = store.Count(leader, lead_since);
-    const int left = std::max(0, Budget() - Used());
-    return internal::Decide(leader, store, opt.min_gain, lead_since, internal::kDecideZ, std::min(kArmCap, n + left));
+    return internal::Decide(leader, store, opt.min_gain, lead_since, internal::kDecideZ,
+                            DecideCap(store.Count(leader, lead_since)));
   }
+  // The samples a decision on `have` samples may still reach: kArmCap, or fewer where the budget runs out first.
+  int DecideCap(int have) const { return std::min(kArmCap, have + std::max(0, Budget() - Used())); }
   // Whether the leader's whole record (all of its samples, its estimate moved by kPickedZ of its own standard
   // errors) still shows a gain over the default, or leaves one the budget could confirm: the samples since it
   // leads can be a slow stretch after a fast one (real NCCL on the testbed, reduce-scatter 1 MiB: ring/simple/nc1
   // read 366-400 us against the default's 404-443 us while screening went on, then 414-493 us against 443-578
   // us once it led, and the default was kept after 15 of 33 entries with the config at 0.888 on 7 samples).
   bool RecordShowsGain(const Config& leader) const {
-    const int left = std::max(0, Budget() - Used());
-    const internal::Verdict all = internal::Decide(leader, store, opt.min_gain, 0, internal::kDecideZ,
-                                                   std::min(kArmCap, store.Count(leader) + left), kPickedZ);
+    const internal::Verdict all =
+        internal::Decide(leader, store, opt.min_gain, 0, internal::kDecideZ, DecideCap(store.Count(leader)), kPickedZ);
     return all.switch_to_winner || all.undecided;
   }
   // The final choice on the samples there are: the first arm in FinalOrder() that clears the decision,
