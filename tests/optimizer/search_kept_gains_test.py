@@ -76,6 +76,16 @@ class KeptGains(TempDirCase):
         self.assertEqual(rc, 1)
         self.assertIn("no closing search line read", err)
 
+    def test_a_closing_line_in_another_form_is_said_not_passed_over(self):
+        odd = "vm:1:1 [0] ccltune INFO search of allgather/float32/262144 [1..2 B] done: done, in a new form\n"
+        path = self.write("odd.txt", [odd, closing("allgather/float32/65536", ["ring/ll/nc1=0.900/4",
+                                                                            "*default=1.000/5"], "default", 9, 33)])
+        rc, out, err = run_main_stderr(kg, [path])
+        self.assertEqual(rc, 0)
+        self.assertIn("1 searches, 1 kept the default; 1 of those", out)
+        self.assertIn("1 closing search lines not in the expected form, not counted; the first: odd.txt: "
+                      + odd.strip(), err)
+
 
 if __name__ == "__main__":
     unittest.main()
