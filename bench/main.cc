@@ -136,18 +136,34 @@ struct Bench {
   }
 
   // Medians per communicator of calls interleaved round by round (k communicators): the maximum over
-  // ranks of each call first (the slowest rank is what a job waits for, as nccl-tests reports).
-  std::vector<std::optional<double>> MediansOfMax(const std::vector<executor::Sample>& samples, size_t k) {
+  // ranks of each call first (the slowest rank is what a job waits for, as nccl-tests reports). With
+  // `min_medians`, the same medians of each call's minimum over ranks (the rank that arrived last).
+  std::vector<std::optional<double>> MediansOfMax(const std::vector<executor::Sample>& samples, size_t k,
+                                                  std::vector<std::optional<double>>* min_medians = nullptr) {
     std::vector<double> per_call(opt.iters * k, -1.0);  // -1: not measured on this rank
     for (const executor::Sample& s : samples)
       if (s.tag < per_call.size()) per_call[s.tag] = s.us;
+    std::vector<double> lowest;
+    if (min_medians != nullptr) {
+      lowest = per_call;
+      for (double& x : lowest)
+        if (x < 0) x = 1e300;  // not measured here: never the minimum
+      MPI_Allreduce(MPI_IN_PLACE, lowest.data(), static_cast<int>(lowest.size()), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+      for (double& x : lowest)
+        if (x >= 1e300) x = -1.0;
+      min_medians->clear();
+    }
     MPI_Allreduce(MPI_IN_PLACE, per_call.data(), static_cast<int>(per_call.size()), MPI_DOUBLE, MPI_MAX,
                   MPI_COMM_WORLD);
     std::vector<std::optional<double>> medians;
     for (size_t c = 0; c < k; ++c) {
-      std::vector<double> mine;
-      for (int i = 0; i < opt.iters; ++i) mine.push_back(per_call[static_cast<size_t>(i) * k + c]);
+      std::vector<double> mine, low;
+      for (int i = 0; i < opt.iters; ++i) {
+        mine.push_back(per_call[static_cast<size_t>(i) * k + c]);
+        if (min_medians != nullptr) low.push_back(lowest[static_cast<size_t>(i) * k + c]);
+      }
       medians.push_back(Median(mine));
+      if (min_medians != nullptr) min_medians->push_back(Median(low));
     }
     return medians;
   }
@@ -156,7 +172,8 @@ struct Bench {
   // stream); medians per communicator (MediansOfMax). Under the step load, `step_medians` (when given)
   // receives the medians of the steps' makespans, compute and collective together.
   std::vector<std::optional<double>> TimeInterleaved(const Row& row, const std::vector<ncclComm_t>& comms,
-                                                     std::vector<std::optional<double>>* step_medians = nullptr) {
+                                                     std::vector<std::optional<double>>* step_medians = nullptr,
+                                                     std::vector<std::optional<double>>* min_medians = nullptr) {
     const size_t k = comms.size();
     LoadOn();
     for (int i = 0; i < opt.warmup; ++i)
@@ -177,7 +194,7 @@ struct Bench {
     std::vector<executor::Sample> samples;
     timer.Harvest(&samples);
     if (step_load && step_medians != nullptr) *step_medians = MediansOfMax(steps, k);
-    return MediansOfMax(samples, k);
+    return MediansOfMax(samples, k, min_medians);
   }
 
   // ccltune's statistics of the row's workload on `comm`, read on rank 0 only.
@@ -282,16 +299,18 @@ struct Bench {
     return space;
   }
 
-  // Forces `cfg` on A (NCCL's default for the default config) on every rank; false if any rank refused.
-  bool ForceOnA(const Config& cfg) {
+  // Forces `cfg` on `comm` (NCCL's default for the default config) on every rank; false if any rank refused.
+  // `after` is the mode `comm` is put back in on a refusal.
+  bool ForceOn(ncclComm_t comm, const Config& cfg, ccltuneMode_t after) {
     ccltuneConfig_t c{cfg.algo, cfg.proto, cfg.channels, cfg.chunk_bytes};
     const bool is_default = cfg.IsDefault();
-    int rc = api.SetMode(a, is_default ? ccltuneModeDefault : ccltuneModeForced, is_default ? nullptr : &c);
+    int rc = api.SetMode(comm, is_default ? ccltuneModeDefault : ccltuneModeForced, is_default ? nullptr : &c);
     if (AllRanks(rc == ccltuneSuccess)) return true;
     if (rank == 0) std::printf("# note: ccltune refused to force %s: skipped\n", cfg.ToString().c_str());
-    api.SetMode(a, ccltuneModeDefault, nullptr);
+    api.SetMode(comm, after, nullptr);
     return false;
   }
+  bool ForceOnA(const Config& cfg) { return ForceOn(a, cfg, ccltuneModeDefault); }
 
   // Screening: forces every configuration of the space on A in turn, data-checks and times it.
   // Confirmation: the best opt.oracle_confirm configs and NCCL's default are timed again, kOracleRounds
@@ -302,6 +321,7 @@ struct Bench {
   static constexpr int kOracleRounds = 3;
   int64_t Oracle(const Row& row, RowResult* r) {
     int64_t errors = 0;
+    const bool both = opt.oracle_both && tuning && b != nullptr;
     std::optional<optimizer::SearchSpace> space = Space(row);
     if (!space) {
       if (rank == 0) std::printf("# note: no ccltune statistics for this workload: oracle skipped\n");
@@ -348,7 +368,7 @@ struct Bench {
     } else {
       for (const auto& [cfg, screen_us] : candidates)
         r->oracle_candidates.push_back(
-            {ccltuneConfig_t{cfg.algo, cfg.proto, cfg.channels, cfg.chunk_bytes}, screen_us, {}, std::nullopt});
+            {ccltuneConfig_t{cfg.algo, cfg.proto, cfg.channels, cfg.chunk_bytes}, screen_us, {}, std::nullopt, {}, {}});
       // The tuned config (compare mode) in the same rounds, unless it is one of the candidates. Rank 0
       // read it: every rank must force and time the same configs, so it goes to every rank first.
       std::optional<Config> tuned;
@@ -364,7 +384,14 @@ struct Bench {
       for (int round = 0; round < kOracleRounds; ++round) {
         for (size_t i = 0; i < candidates.size(); ++i) {
           if (!ForceOnA(candidates[i].first)) continue;
-          if (std::optional<double> us = TimeInterleaved(row, {a})[0]) r->oracle_candidates[i].rounds.push_back(*us);
+          std::vector<std::optional<double>> lowest;
+          if (std::optional<double> us = TimeInterleaved(row, {a}, nullptr, &lowest)[0]) {
+            r->oracle_candidates[i].rounds.push_back(*us);
+            if (lowest[0]) r->oracle_candidates[i].rounds_min.push_back(*lowest[0]);
+          }
+          if (both && ForceOn(b, candidates[i].first, ccltuneModeTune))
+            if (std::optional<double> us = TimeInterleaved(row, {b})[0])
+              r->oracle_candidates[i].rounds_b.push_back(*us);
         }
         if (tuned && ForceOnA(*tuned))
           if (std::optional<double> us = TimeInterleaved(row, {a})[0]) tuned_rounds.push_back(*us);
@@ -383,6 +410,10 @@ struct Bench {
         }
       }
     }
+    if (both)
+      Check(api.SetMode(b, ccltuneModeTune, nullptr) == ccltuneSuccess ? absl::OkStatus()
+                                                                       : absl::InternalError("ccltuneSetMode"),
+            "restoring ccltuneModeTune on B");
     if (!tuned_rounds.empty()) r->tuned_same_comm_us = Median(tuned_rounds);
     Check(api.SetMode(a, ccltuneModeDefault, nullptr) == ccltuneSuccess ? absl::OkStatus()
                                                                         : absl::InternalError("ccltuneSetMode"),

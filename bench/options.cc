@@ -192,6 +192,10 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          return status_of(ParseInt("--oracle-confirm", v, 0, 64), [&](int64_t x) { o.oracle_confirm = x; });
        }},
+      {"--oracle-both",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--oracle-both", v, 0, 1), [&](int64_t x) { o.oracle_both = x != 0; });
+       }},
       {"--json",
        [&](const std::string& v) -> absl::Status {
          if (v.empty()) return absl::InvalidArgumentError("--json: empty file name");
@@ -358,6 +362,8 @@ usage: mpirun -np N ccltune-bench [options]
                            same loop on NCCL's default for as many calls           [0]
       --oracle-confirm K   oracle: re-time the best K configs and the default in 3
                            alternating rounds; 0 keeps the screening pass's best   [4]
+      --oracle-both 0|1    oracle with compare: each round also times every candidate
+                           forced on B, the tuned communicator, after A            [0]
       --json FILE          write the results as JSON (rank 0)
       --budget N           recorded in the report only
       --seed N             offsets the data pattern; recorded in the report      [0]

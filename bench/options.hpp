@@ -46,6 +46,10 @@ struct Options {
   // oracle: the best this many configs of the screening pass, and NCCL's default, are timed again in
   // kOracleRounds alternating rounds; the oracle is the best re-timed median (0: screening pass only).
   int oracle_confirm = 4;
+  // oracle with compare: each confirmation round also times every candidate forced on B, the tuned
+  // communicator, right after A (RowResult::OracleCandidate::rounds_b): a config's time on the two
+  // communicators side by side, B in forced mode (no search, no sync ops), then back to tuning.
+  bool oracle_both = false;
   std::string json_path;
   int64_t budget = -1;  // recorded in the report only
   uint64_t seed = 0;    // offsets the data pattern; recorded in the report

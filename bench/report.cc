@@ -76,8 +76,12 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
   for (const RowResult& r : rows) {
     nlohmann::json candidates = nlohmann::json::array();
     for (const RowResult::OracleCandidate& c : r.oracle_candidates)
-      candidates.push_back(
-          {{"config", ConfigJson(c.config)}, {"screen_us", c.screen_us}, {"rounds_us", c.rounds}, {"us", Opt(c.us)}});
+      candidates.push_back({{"config", ConfigJson(c.config)},
+                            {"screen_us", c.screen_us},
+                            {"rounds_us", c.rounds},
+                            {"rounds_min_us", c.rounds_min},
+                            {"rounds_b_us", c.rounds_b},
+                            {"us", Opt(c.us)}});
     results.push_back({{"collective", std::string(CollName(r.coll))},
                        {"bytes", r.bytes},
                        {"count", r.count},

@@ -38,6 +38,12 @@ struct RowResult {
     double screen_us = 0;        // its screening median
     std::vector<double> rounds;  // its re-timed medians, one per round
     std::optional<double> us;    // median of the rounds
+    // The same rounds' medians of each call's minimum over ranks (the rank that arrived last): set beside
+    // the maximum so a search trace's min_us column has a reference.
+    std::vector<double> rounds_min;
+    // With --oracle-both: the same rounds on B, the tuned communicator, forced to this config (medians of
+    // the per-call maximum over ranks).
+    std::vector<double> rounds_b;
   };
   std::vector<OracleCandidate> oracle_candidates;  // the confirmation stage, in screening order
   // compare and oracle: ccltune's tuned config forced on the default's communicator and re-timed in the

@@ -65,7 +65,7 @@ Kind Sniff(const std::string& text) {
   const size_t nl = text.find('\n');
   std::string head = text.substr(0, nl);
   if (!head.empty() && head.back() == '\r') head.pop_back();
-  return head == config_table::kTraceHeader ? Kind::kTrace : Kind::kNcclCsv;
+  return config_table::IsTraceHeader(head) ? Kind::kTrace : Kind::kNcclCsv;
 }
 
 Input Read(const std::string& path) {

@@ -26,6 +26,14 @@ bool Number(std::string_view f, T* out) {
   return !f.empty() && ec == std::errc() && end == f.data() + f.size();
 }
 
+std::string FormatMicros(double us) {
+  char out[32];
+  std::snprintf(out, sizeof(out), "%.3f", std::isfinite(us) ? us : 0.0);
+  return out;
+}
+
+bool ParseMicros(std::string_view f, double* out) { return Number(f, out) && std::isfinite(*out) && *out >= 0; }
+
 }  // namespace
 
 std::string_view TraceRoleName(TraceRole role) { return kRoleNames[static_cast<size_t>(role)]; }
@@ -36,11 +44,12 @@ std::optional<TraceRole> ParseTraceRole(std::string_view name) {
   return std::nullopt;
 }
 
+bool IsTraceHeader(std::string_view line) { return line == kTraceHeader || line == kTraceHeaderV1; }
+
 std::string TraceLine(const TraceRow& r) {
-  char us[32];
-  std::snprintf(us, sizeof(us), "%.3f", std::isfinite(r.us) ? r.us : 0.0);
-  return internal::Cat(Field(r.comm), ",", Field(r.workload), ",", r.call, ",", r.unit, ",", Field(r.config), ",", us,
-                       ",", TraceRoleName(r.role));
+  return internal::Cat(Field(r.comm), ",", Field(r.workload), ",", r.call, ",", r.unit, ",", Field(r.config), ",",
+                       FormatMicros(r.us), ",", TraceRoleName(r.role), ",", FormatMicros(r.min_us.value_or(0.0)), ",",
+                       FormatMicros(r.max_us.value_or(0.0)));
 }
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::string& path) {
@@ -73,6 +82,7 @@ absl::StatusOr<std::vector<TraceRow>> ParseTrace(const std::string& text, const 
   std::vector<TraceRow> rows;
   std::string_view rest(text);
   int number = 0;
+  size_t fields = 0;  // per line: 9 under kTraceHeader, 7 under kTraceHeaderV1
   auto bad = [&](std::string_view why) {
     return absl::DataLossError(
         internal::OneLine(internal::Cat("ccltune: trace ", source_name, ": line ", number, ": ", why)));
@@ -84,7 +94,10 @@ absl::StatusOr<std::vector<TraceRow>> ParseTrace(const std::string& text, const 
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (number == 1) {
-      if (line != kTraceHeader) return bad(internal::Cat("expected the header \"", kTraceHeader, "\""));
+      if (!IsTraceHeader(line)) {
+        return bad(internal::Cat("expected the header \"", kTraceHeader, "\" (or the older \"", kTraceHeaderV1, "\")"));
+      }
+      fields = line == kTraceHeader ? 9 : 7;
       continue;
     }
     if (line.empty()) continue;
@@ -95,7 +108,9 @@ absl::StatusOr<std::vector<TraceRow>> ParseTrace(const std::string& text, const 
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
-    if (f.size() != 7) return bad(internal::Cat(f.size(), " fields; expected ", kTraceHeader));
+    if (f.size() != fields) {
+      return bad(internal::Cat(f.size(), " fields; expected ", fields == 9 ? kTraceHeader : kTraceHeaderV1));
+    }
     TraceRow r;
     r.comm = std::string(f[0]);
     r.workload = std::string(f[1]);
@@ -103,12 +118,17 @@ absl::StatusOr<std::vector<TraceRow>> ParseTrace(const std::string& text, const 
     if (r.comm.empty() || r.workload.empty() || r.config.empty()) return bad("comm, workload and config must be set");
     if (!Number(f[2], &r.call)) return bad(internal::Cat("call \"", f[2], "\" is not a non-negative integer"));
     if (!Number(f[3], &r.unit)) return bad(internal::Cat("unit \"", f[3], "\" is not a non-negative integer"));
-    if (!Number(f[5], &r.us) || !std::isfinite(r.us) || r.us < 0) {
-      return bad(internal::Cat("us \"", f[5], "\" is not a non-negative number"));
-    }
+    if (!ParseMicros(f[5], &r.us)) return bad(internal::Cat("us \"", f[5], "\" is not a non-negative number"));
     const auto role = ParseTraceRole(f[6]);
     if (!role) return bad(internal::Cat("unknown role \"", f[6], "\" (candidate, incumbent, default, monitor)"));
     r.role = *role;
+    if (fields == 9) {
+      double lo = 0, hi = 0;
+      if (!ParseMicros(f[7], &lo)) return bad(internal::Cat("min_us \"", f[7], "\" is not a non-negative number"));
+      if (!ParseMicros(f[8], &hi)) return bad(internal::Cat("max_us \"", f[8], "\" is not a non-negative number"));
+      r.min_us = lo;
+      r.max_us = hi;
+    }
     rows.push_back(std::move(r));
   }
   if (number == 0) return bad("empty file; expected the header");

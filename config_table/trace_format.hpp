@@ -3,8 +3,8 @@
 // The runtime writes it where CCLTUNE_TRACE names a path; the format is defined here, with its writer
 // and its (strict) reader, so that writer and readers cannot drift apart. Pure C++, no CUDA/NCCL/MPI.
 //
-//   comm,workload,call,unit,config,us,role
-//   0x5581c3a0,allreduce/float32/sum/1048576,17,33,ring/ll128/nc16,41.25,candidate
+//   comm,workload,call,unit,config,us,role,min_us,max_us
+//   0x5581c3a0,allreduce/float32/sum/1048576,17,33,ring/ll128/nc16,41.25,candidate,38.50,41.25
 //
 // comm      the communicator as this process names it (its handle, hex): a per-run label
 // workload  WorkloadKey::ToString() (never contains a comma)
@@ -16,6 +16,10 @@
 //           incumbent: the search's current best config, re-timed;
 //           default:   NCCL's default (no override), re-timed or before anything was scheduled;
 //           monitor:   a low-rate check of the incumbent after the search converged
+// min_us    the call's time on the rank that took least (the last to arrive), in microseconds
+// max_us    the call's time on the rank that took most (what the job waited for); `us` is one of the two
+//           (CCLTUNE_TIMING). Traces written before these two columns existed end at role
+//           (kTraceHeaderV1); the reader takes both forms.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,8 @@
 
 namespace ccltune::config_table {
 
-inline constexpr std::string_view kTraceHeader = "comm,workload,call,unit,config,us,role";
+inline constexpr std::string_view kTraceHeader = "comm,workload,call,unit,config,us,role,min_us,max_us";
+inline constexpr std::string_view kTraceHeaderV1 = "comm,workload,call,unit,config,us,role";
 
 enum class TraceRole { kCandidate, kIncumbent, kDefault, kMonitor };
 std::string_view TraceRoleName(TraceRole role);
@@ -46,11 +51,14 @@ struct TraceRow {
   std::string config;
   double us = 0;
   TraceRole role = TraceRole::kCandidate;
+  // Unset when read from a trace of the older form (kTraceHeaderV1); written as 0 when unset.
+  std::optional<double> min_us;
+  std::optional<double> max_us;
   friend bool operator==(const TraceRow&, const TraceRow&) = default;
 };
 
 // One line, without its newline. A comma or newline inside comm, workload or config is replaced by
-// ';' (none of ccltune's own names has one), so a line always has seven fields.
+// ';' (none of ccltune's own names has one), so a line always has nine fields.
 std::string TraceLine(const TraceRow& row);
 
 // Appends lines to a file that starts with kTraceHeader. Thread-safe; each line is written whole and
@@ -71,9 +79,12 @@ class TraceWriter {
   std::string path_;
 };
 
-// Strict: the first line must be kTraceHeader, every other non-blank line seven fields, numbers in
-// range, a known role. DataLoss naming the source and the line otherwise.
+// Strict: the first line must be kTraceHeader (then every other non-blank line has nine fields) or
+// kTraceHeaderV1 (seven), numbers in range, a known role. DataLoss naming the source and the line otherwise.
 absl::StatusOr<std::vector<TraceRow>> ParseTrace(const std::string& text, const std::string& source_name);
 absl::StatusOr<std::vector<TraceRow>> ReadTrace(const std::string& path);
+
+// True for either header line (a trace of either form).
+bool IsTraceHeader(std::string_view line);
 
 }  // namespace ccltune::config_table

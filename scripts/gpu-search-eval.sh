@@ -12,10 +12,12 @@
 #   oldoracle  --mode compare,oracle with the package in OLD_PKG (an A/B judged by the oracle in both arms)
 # An entry may repeat (RUNS="oracle oldoracle oracle oldoracle": alternating A/B runs); its second run is NAME-2, and
 # so on. COLLS (default allreduce,allgather,reducescatter) and SIZES (default "-b 64K -e 16M -f 4") narrow the sweep,
-# e.g. to the rows an A/B is about (COLLS=allreduce SIZES="-b 64K -e 256K -f 4").
+# e.g. to the rows an A/B is about (COLLS=allreduce SIZES="-b 64K -e 256K -f 4"). BENCH_ARGS are added to every run's
+# bench arguments (e.g. BENCH_ARGS="--oracle-both 1").
 # Results (text and JSON per run) go to OUT (default out/search-eval). Needs the package in .gpu.
 # bench/search_report.py turns the JSON files into the report's tables.
-# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] [COLLS=...] [SIZES="..."] scripts/gpu-search-eval.sh
+# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] [COLLS=...] [SIZES="..."] [BENCH_ARGS="..."]
+#        scripts/gpu-search-eval.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-out/search-eval}"
@@ -23,7 +25,8 @@ np="${NP:-4}"
 iters="${ITERS:-200}"
 mkdir -p "$out"
 read -r -a sizes <<<"${SIZES:--b 64K -e 16M -f 4}"
-sweep=(-c "${COLLS:-allreduce,allgather,reducescatter}" "${sizes[@]}" -d float32 -n "$iters")
+read -r -a extra <<<"${BENCH_ARGS:-}"
+sweep=(-c "${COLLS:-allreduce,allgather,reducescatter}" "${sizes[@]}" -d float32 -n "$iters" "${extra[@]}")
 declare -A seen=()
 run() {  # NAME [env ...] -- bench args
   local name="$1"

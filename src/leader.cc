@@ -199,7 +199,7 @@ void Leader::OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool 
   w.last_timed_unit = unit;
 }
 
-void Leader::Trace(const Work& w, const Timed& t, double us) {
+void Leader::Trace(const Work& w, const Timed& t, double us, const coordinator::CarriedSample& sample) {
   config_table::TraceRow row;
   row.comm = o_.trace_comm;
   row.workload = w.key.ToString();
@@ -207,6 +207,8 @@ void Leader::Trace(const Work& w, const Timed& t, double us) {
   row.unit = t.unit;
   row.config = t.asked.IsDefault() ? std::string("default") : t.asked.ToString();
   row.us = us;
+  row.min_us = sample.min_us;
+  row.max_us = sample.max_us;
   if (t.asked.IsDefault()) {
     row.role = config_table::TraceRole::kDefault;
   } else if (w.sent_converged && t.asked == w.last_final) {
@@ -255,7 +257,7 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
     // Timing: a call that follows another workload's is read by its minimum over ranks.
     const bool by_min = o_.timing == Timing::kMinOverRanks || t.follows_other;
     const double us = by_min ? samples[i]->min_us : samples[i]->max_us;
-    if (o_.trace != nullptr) Trace(w, t, us);
+    if (o_.trace != nullptr) Trace(w, t, us, *samples[i]);
     ++w.samples;
     w.idle_streak = 0;
     if (t.asked.IsDefault()) Keep(&w.default_samples, us);

@@ -162,7 +162,7 @@ class Leader {
     bool follows_other = false;  // the communicator's call before it was of another workload
   };
   // One tuning-trace line for a timing that came back (o_.trace set).
-  void Trace(const Work& w, const Timed& t, double us);
+  void Trace(const Work& w, const Timed& t, double us, const coordinator::CarriedSample& sample);
   bool trace_failed_ = false;
   Work& Get(uint64_t workload);
   // Whether `w` stopped running: no call for kStoppedPeriods iterations (the period known), else for kStoppedUnits

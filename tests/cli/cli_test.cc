@@ -444,9 +444,10 @@ TEST(Trace, WriterAndReaderAgree) {
   auto w = config_table::TraceWriter::Open(d.Path("t.csv"));
   ASSERT_TRUE(w.ok()) << w.status();
   std::vector<config_table::TraceRow> rows = {
-      {"0x1", "allreduce/float32/sum/1048576", 0, 1, "default", 41.5, config_table::TraceRole::kDefault},
-      {"0x1", "allreduce/float32/sum/1048576", 1, 17, "ring/ll128/nc16", 30.25, config_table::TraceRole::kCandidate},
-      {"0x1", "group[a,b]", 2, 33, "ring/ll128/nc16", 29.0, config_table::TraceRole::kMonitor}};
+      {"0x1", "allreduce/float32/sum/1048576", 0, 1, "default", 41.5, config_table::TraceRole::kDefault, 40.0, 41.5},
+      {"0x1", "allreduce/float32/sum/1048576", 1, 17, "ring/ll128/nc16", 30.25, config_table::TraceRole::kCandidate,
+       30.25, 33.0},
+      {"0x1", "group[a,b]", 2, 33, "ring/ll128/nc16", 29.0, config_table::TraceRole::kMonitor, 28.5, 29.0}};
   for (const auto& r : rows) ASSERT_TRUE((*w)->Append(r).ok());
   w->reset();
   auto back = config_table::ReadTrace(d.Path("t.csv"));
@@ -457,6 +458,18 @@ TEST(Trace, WriterAndReaderAgree) {
   EXPECT_EQ(bad.status().message(), "ccltune: trace t: line 2: call \"x\" is not a non-negative integer");
   bad = config_table::ParseTrace("c,w\n", "t");
   EXPECT_FALSE(bad.ok());
+  // The new header wants nine fields, the older one seven; each form is read under its own header only.
+  bad = config_table::ParseTrace(std::string(config_table::kTraceHeader) + "\nc,w,1,1,default,2,candidate\n", "t");
+  EXPECT_EQ(bad.status().message(),
+            "ccltune: trace t: line 2: 7 fields; expected comm,workload,call,unit,config,us,role,min_us,max_us");
+  bad = config_table::ParseTrace(std::string(config_table::kTraceHeader) + "\nc,w,1,1,default,2,candidate,1,-3\n", "t");
+  EXPECT_EQ(bad.status().message(), "ccltune: trace t: line 2: max_us \"-3\" is not a non-negative number");
+  auto old = config_table::ParseTrace("comm,workload,call,unit,config,us,role\nc,w,1,2,default,2.5,candidate\n", "t");
+  ASSERT_TRUE(old.ok()) << old.status();
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_EQ((*old)[0].us, 2.5);
+  EXPECT_FALSE((*old)[0].min_us.has_value());
+  EXPECT_FALSE((*old)[0].max_us.has_value());
 }
 
 // ---------------------------------------------------------------- plots
@@ -518,9 +531,9 @@ TEST(Plot, TraceToPngAndBadInput) {
   using config_table::TraceRole;
   for (uint64_t i = 0; i < 60; ++i) {
     const TraceRole role = i < 5 ? TraceRole::kDefault : i < 40 ? TraceRole::kCandidate : TraceRole::kMonitor;
+    const double us = 40.0 - (i > 40 ? 8 : 0) + (i % 7);
     ASSERT_TRUE((*w)->Append({"0x1", "allreduce/float32/sum/1048576", i, i,
-                              role == TraceRole::kCandidate ? "ring/ll/nc4" : "default",
-                              40.0 - (i > 40 ? 8 : 0) + (i % 7), role})
+                              role == TraceRole::kCandidate ? "ring/ll/nc4" : "default", us, role, us - 1, us})
                     .ok());
   }
   w->reset();

@@ -313,9 +313,10 @@ TEST(Sim, NcclAlgoAndProtoLimitTheSearch) {
 }
 
 // Run with CCLTUNE_TRACE=FILE: the leader writes one CSV line per timed call whose timing came back
-// (config_table/trace_format.hpp): the header, then lines of seven fields naming the communicator, the
-// workload, its call index, the unit, the config, the time and the role; the search's candidates and NCCL's
-// default both appear, and the call indices stay within the calls made.
+// (config_table/trace_format.hpp): the header, then lines of nine fields naming the communicator, the
+// workload, its call index, the unit, the config, the time, the role, and the minimum and maximum over
+// ranks, the time being one of those two and the minimum no more than the maximum; the search's
+// candidates and NCCL's default both appear, and the call indices stay within the calls made.
 TEST(Sim, TuningTraceIsWritten) {
   ASSERT_TRUE(api().present());
   const std::string path = Env("CCLTUNE_TRACE");
@@ -331,17 +332,20 @@ TEST(Sim, TuningTraceIsWritten) {
   ASSERT_TRUE(in.good()) << path;
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line, "comm,workload,call,unit,config,us,role");
+  EXPECT_EQ(line, "comm,workload,call,unit,config,us,role,min_us,max_us");
   std::map<std::string, int> roles;
   int lines = 0, chunked = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    ASSERT_EQ(f.size(), 7u) << line;
+    ASSERT_EQ(f.size(), 9u) << line;
     EXPECT_EQ(f[1], "allreduce/float32/sum/1048576") << line;
     EXPECT_LT(std::stoull(f[2]), calls) << line;
     EXPECT_GT(std::stod(f[5]), 0.0) << line;
+    EXPECT_GT(std::stod(f[7]), 0.0) << line;
+    EXPECT_LE(std::stod(f[7]), std::stod(f[8])) << line;
+    EXPECT_TRUE(f[5] == f[7] || f[5] == f[8]) << line;
     ++roles[f[6]];
     ++lines;
     if (f[4].find("/chunk") != std::string::npos) ++chunked;
