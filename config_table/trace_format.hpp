@@ -11,7 +11,8 @@
 // call      the workload's call index on this rank, from 0
 // unit      the communicator's unit count when the call was issued (sync ops fall between units)
 // config    Config::ToString() of what the call ran ("default": NCCL's own choice)
-// us        the call's measured time in microseconds (min over ranks where the protocol carries it)
+// us        the time the search compared, in microseconds: max_us, or min_us under CCLTUNE_TIMING=min
+//           and for a call that follows another workload's call on the communicator
 // role      candidate: a config on trial in the search's schedule;
 //           incumbent: the search's current best config, re-timed;
 //           default:   NCCL's default (no override), re-timed or before anything was scheduled;
