@@ -21,7 +21,6 @@ Usage: bench/trace_over_ranks.py RUN.json [RUN.json ...] [--trace PATTERN] [--by
 PATTERN (default "{dir}/trace-{stem}-*.csv") names each file's trace; a file without a trace with the two columns, or
 whose oracle has no rounds_min_us, is skipped (said on stderr).
 """
-import argparse
 import collections
 import csv
 import json
@@ -30,7 +29,7 @@ import sys
 
 from testbed_ceiling import config_name
 from trace_run_position import positions
-from trace_vs_oracle import SEARCH_ROLES, trace_of, workload_name
+from trace_vs_oracle import SEARCH_ROLES, run_parser, traced_runs, workload_name
 
 
 def oracle_readings(row):
@@ -64,18 +63,13 @@ def read_min_max(path, by_position=False):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+")
-    ap.add_argument("--trace", default="{dir}/trace-{stem}-*.csv")
+    ap = run_parser(__doc__.splitlines()[0])
     ap.add_argument("--by-position", action="store_true")
     ap.add_argument("--winners", action="store_true")
     ap.add_argument("--min-samples", type=int, default=2)
     a = ap.parse_args()
     pooled = collections.defaultdict(list)
-    for path in a.runs:
-        trace = trace_of(path, a.trace)
-        if trace is None:
-            continue
+    for path, trace in traced_runs(a.runs, a.trace):
         samples = read_min_max(trace, a.by_position)
         if samples is None:
             print(f"{path}: its trace has no min_us/max_us columns: skipped", file=sys.stderr)
