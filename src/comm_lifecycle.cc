@@ -119,17 +119,73 @@ void CommLifecycle::OnCommCreated(ncclComm_t comm, const ncclConfig_t* config, b
   }
 }
 
+absl::StatusOr<NcclTransport::SideRoute> CommLifecycle::SplitSyncComm(CommState& cs, ncclComm_t* side_comm) {
+  *side_comm = nullptr;
+  // Every rank alike: the same NCCL library, so the same functions.
+  if (Real().CommSplit == nullptr || Real().CommDestroy == nullptr || Real().CommAbort == nullptr) {
+    return absl::UnimplementedError("this NCCL has no ncclCommSplit");
+  }
+  // One channel is plenty for a few KiB; its own resources (splitShare 0): a split that shared the tuned
+  // communicator's would also share its launch order on the GPU, where the sync ops would again run between
+  // the user's calls.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.minCTAs = 1;
+  config.maxCTAs = 1;
+  config.splitShare = 0;
+  config.commName = "ccltune-sync";
+  ncclComm_t side = nullptr;
+  if (const ncclResult_t r = Real().CommSplit(cs.comm(), 0, cs.rank(), &side, &config); r != ncclSuccess) {
+    return absl::InternalError(absl::StrCat("ncclCommSplit for the sync ops failed: NCCL error ", static_cast<int>(r)));
+  }
+  if (side == nullptr) return absl::InternalError("ncclCommSplit for the sync ops returned no communicator");
+  absl::StatusOr<executor::Stream> stream = rt_.device()->CreateStream();
+  if (!stream.ok()) {
+    Real().CommDestroy(side);
+    return stream.status();
+  }
+  *side_comm = side;
+  NcclTransport::SideRoute route;
+  route.stream = *stream;
+  route.async_error = [side]() {
+    ncclResult_t async = ncclSuccess;
+    if (Real().CommGetAsyncError == nullptr || Real().CommGetAsyncError(side, &async) != ncclSuccess) {
+      return ncclSuccess;
+    }
+    return async;
+  };
+  route.release = [side](bool abort) { abort ? Real().CommAbort(side) : Real().CommDestroy(side); };
+  return route;
+}
+
 void CommLifecycle::SetUp(CommState& cs) {
   const Settings& settings = rt_.settings();
   executor::Device* device = rt_.device();
   ncclComm_t comm = cs.comm();
-  CommState* owner = &cs;  // owns the coordinator, which owns the transport
-  // ccltune's own op: the plugin sees it as internal and leaves NCCL's default untouched.
-  NcclTransport::AllReduceFn all_reduce_max = [owner, comm](void* buf, int words, void* stream) {
+  std::optional<NcclTransport::SideRoute> side;
+  ncclComm_t sync_comm = comm;
+  if (settings.sync_split) {
+    absl::StatusOr<NcclTransport::SideRoute> route = SplitSyncComm(cs, &sync_comm);
+    if (!route.ok()) {
+      cs.MarkPassthrough(absl::StrCat("CCLTUNE_SYNC_COMM=split: ", route.status().message()));
+      CCLTUNE_WARN(kInit, "communicator %p: %s", static_cast<void*>(comm), cs.passthrough_reason());
+      return;
+    }
+    side = std::move(*route);
+    if (cs.rank() == 0) {
+      CCLTUNE_INFO(kInit, "communicator %p: sync ops on communicator %p (split off it), on a stream of ccltune's",
+                   static_cast<void*>(comm), static_cast<void*>(sync_comm));
+    }
+  }
+  // ccltune's own op: the plugin sees it as internal and leaves NCCL's default untouched. On the side
+  // communicator it names no communicator state, so that the side communicator's tuner context is never
+  // bound to the tuned communicator's state.
+  CommState* owner = side ? nullptr : &cs;
+  NcclTransport::AllReduceFn all_reduce_max = [owner, sync_comm](void* buf, int words, void* stream) {
     std::vector<InFlight>& inflight = ThisThread().inflight;
     inflight.push_back(InFlight{owner, Config{}, 0, true, false});
     if (SetMoveDataFn f = SimSetMoveData()) f(1);
-    ncclResult_t r = Real().AllReduce(buf, buf, static_cast<size_t>(words), ncclUint64, ncclMax, comm,
+    ncclResult_t r = Real().AllReduce(buf, buf, static_cast<size_t>(words), ncclUint64, ncclMax, sync_comm,
                                       static_cast<cudaStream_t>(stream));
     inflight.pop_back();
     return r;
@@ -141,7 +197,8 @@ void CommLifecycle::SetUp(CommState& cs) {
     }
     return async;
   };
-  auto transport = std::make_unique<NcclTransport>(device, std::move(all_reduce_max), std::move(async_error));
+  auto transport =
+      std::make_unique<NcclTransport>(device, std::move(all_reduce_max), std::move(async_error), std::move(side));
   if (absl::Status st = transport->Init(); !st.ok()) {
     // Without its buffer this rank cannot take part in sync ops. Every rank allocates the same
     // 8 KiB at the same point, so this is the rare out-of-memory case; see docs/failure semantics.

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "config_table/config_table.hpp"
 #include "nccl.h"
+#include "src/comm_state.hpp"
 
 namespace ccltune {
 
@@ -39,6 +41,9 @@ class CommLifecycle {
   std::string WhyNotRaise(const ncclConfig_t* user) const;
   // The channels NCCL gave `comm`, agreed by its ranks (0 where any rank could not read them).
   int ProbeChannels(ncclComm_t comm);
+  // CCLTUNE_SYNC_COMM=split: the communicator the sync ops of `cs` run on, split off it (collective: every
+  // rank of `cs` calls it at set-up), with a stream of ccltune's; *side_comm is the new communicator.
+  absl::StatusOr<NcclTransport::SideRoute> SplitSyncComm(CommState& cs, ncclComm_t* side_comm);
   // Leader, first sync: reads CCLTUNE_IMPORT (JSON, or NCCL's example-tuner CSV for a .csv name).
   void LoadImport(CommState& cs);
   Runtime& rt_;

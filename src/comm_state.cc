@@ -32,13 +32,18 @@ constexpr size_t kFenceBytes = 16;
 
 void NcclTransport::Leak() {
   leaked_ = true;
+  // Aborted, not destroyed: a peer that failed may never complete our last sync op there.
+  if (side_ && side_->release) side_->release(/*abort=*/true);
 #ifdef CCLTUNE_HAVE_LSAN
   for (const void* p : {dev_, static_cast<void*>(host_in_), static_cast<void*>(host_out_)}) {
     if (p != nullptr) __lsan_ignore_object(p);
   }
-  for (executor::Event e : events_) {
-    if (e != nullptr) __lsan_ignore_object(e);
+  for (const auto* events : {&events_, &issued_after_}) {
+    for (executor::Event e : *events) {
+      if (e != nullptr) __lsan_ignore_object(e);
+    }
   }
+  if (side_ && side_->stream != nullptr) __lsan_ignore_object(side_->stream);
 #endif
 }
 
@@ -57,6 +62,13 @@ absl::Status NcclTransport::Init() {
     if (!ev.ok()) return ev.status();
     e = *ev;
   }
+  if (side_) {
+    for (auto& e : issued_after_) {
+      auto ev = device_->CreateEvent();
+      if (!ev.ok()) return ev.status();
+      e = *ev;
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -64,16 +76,30 @@ NcclTransport::~NcclTransport() {
   if (leaked_) return;  // after an abort nothing of ours may wait or touch the device
   // Destroy: our last sync ops must have completed before their buffers go.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool all_done = true;
   for (int s = 0; s < kSlots; ++s) {
     if (!slot_used_[s] || events_[s] == nullptr) continue;
+    bool done = false;
     while (std::chrono::steady_clock::now() < deadline) {
       auto st = device_->QueryEvent(events_[s]);
-      if (!st.ok() || *st == executor::EventState::kDone) break;
+      if (!st.ok() || *st == executor::EventState::kDone) {
+        done = st.ok();
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    all_done = all_done && done;
   }
-  for (auto& e : events_)
-    if (e != nullptr) device_->DestroyEvent(e);
+  if (side_) {
+    // The side communicator goes first, with every rank (destroying a communicator is collective): a sync op
+    // of ours still running there (a peer gone) leaves only an abort.
+    if (side_->release) side_->release(/*abort=*/!all_done);
+    if (side_->stream != nullptr) device_->DestroyStream(side_->stream);
+  }
+  for (const auto* events : {&events_, &issued_after_}) {
+    for (executor::Event e : *events)
+      if (e != nullptr) device_->DestroyEvent(e);
+  }
   if (dev_ != nullptr) device_->Free(dev_);
   if (host_in_ != nullptr) device_->FreeHost(host_in_);
   if (host_out_ != nullptr) device_->FreeHost(host_out_);
@@ -89,6 +115,12 @@ absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Payload& 
   std::memcpy(in, contribution.base.data(), sizeof(coordinator::Words));
   if (contribution.extended)
     std::memcpy(in + coordinator::kPayloadWords, contribution.samples.data(), sizeof(coordinator::SampleWords));
+  if (side_) {
+    // After the calls issued so far on the user's stream, without making that stream wait for us.
+    if (auto st = device_->RecordEvent(issued_after_[s], stream); !st.ok()) return st;
+    if (auto st = device_->StreamWaitEvent(side_->stream, issued_after_[s]); !st.ok()) return st;
+    stream = side_->stream;
+  }
   if (auto st = device_->CopyToDeviceAsync(buf, in, bytes, stream); !st.ok()) return st;
   if (ncclResult_t r = all_reduce_max_(buf, words, stream); r != ncclSuccess) {
     return absl::InternalError(absl::StrCat("sync all-reduce failed: NCCL error ", static_cast<int>(r)));
@@ -98,10 +130,13 @@ absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Payload& 
   // from the copy engine), and without this one that is the user's next collective, whose timed sample
   // then grows by a fixed few µs. Measured on 2xH200, NCCL 2.28.9, reducescatter 1 and 4 MiB with a
   // sync op every 2 calls: the call after a sync op +3.3 to +4.4 µs over the other (median per config),
-  // +0.2 to +0.4 µs with this memset, and the search's noise 0.07-0.09 -> 0.017-0.021.
-  if (auto st = device_->MemsetAsync(static_cast<char*>(dev_) + kSlots * kSlotBytes, 0, kFenceBytes, stream);
-      !st.ok()) {
-    return st;
+  // +0.2 to +0.4 µs with this memset, and the search's noise 0.07-0.09 -> 0.017-0.021. The side route's
+  // stream runs no user kernel.
+  if (!side_) {
+    if (auto st = device_->MemsetAsync(static_cast<char*>(dev_) + kSlots * kSlotBytes, 0, kFenceBytes, stream);
+        !st.ok()) {
+      return st;
+    }
   }
   if (auto st = device_->RecordEvent(events_[s], stream); !st.ok()) return st;
   slot_sync_[s] = sync_id;
@@ -151,10 +186,12 @@ absl::Status NcclTransport::Wait(uint64_t sync_id, coordinator::Payload* reduced
     auto st = device_->QueryEvent(events_[s]);
     if (!st.ok()) return st.status();
     if (*st == executor::EventState::kDone) break;
-    if (async_error_) {
-      // ncclInProgress: a non-blocking communicator still initializing, not a failure.
-      if (const ncclResult_t r = async_error_(); r != ncclSuccess && r != ncclInProgress) {
-        return absl::UnavailableError(absl::StrCat("the communicator failed (NCCL's asynchronous error ", r, "): sync ",
+    // ncclInProgress: a non-blocking communicator still initializing, not a failure.
+    for (const AsyncErrorFn* f : {&async_error_, side_ ? &side_->async_error : nullptr}) {
+      if (f == nullptr || !*f) continue;
+      if (const ncclResult_t r = (*f)(); r != ncclSuccess && r != ncclInProgress) {
+        return absl::UnavailableError(absl::StrCat("the ", f == &async_error_ ? "" : "side ",
+                                                   "communicator failed (NCCL's asynchronous error ", r, "): sync ",
                                                    sync_id, " cannot complete"));
       }
     }

@@ -30,25 +30,43 @@ struct PluginCtx;
 // The in-band transport: a device buffer per outstanding sync (coordinator::kExtendedWords words), an
 // all-reduce(MAX) of uint64 on the user's stream, the result copied to page-locked host memory, a 16-byte
 // memset (so that the user's next kernel does not follow a copy), an event to wait on.
+// With a side route (CCLTUNE_SYNC_COMM=split) the same steps run on a stream of ccltune's, on a communicator
+// split off the tuned one, without the memset: that stream waits at issue for the user's stream (the calls
+// before the sync op still complete before it, as the coordinator's sample windows require), and the user's
+// stream never waits for it, so the user's next call follows the last one as it would without ccltune.
 class NcclTransport : public coordinator::Transport {
  public:
   static constexpr int kSlots = coordinator::kLag + 2;
   // `all_reduce_max` runs the internal all-reduce(MAX) of `words` uint64 words in place on `buffer`.
   using AllReduceFn = std::function<ncclResult_t(void* buffer, int words, void* stream)>;
+  // The side route: the stream the sync ops run on (owned by the transport from Init on), the side
+  // communicator's asynchronous error, and its release: destroy, or abort where `abort` (after an abort,
+  // or when a sync op of ours never completed).
+  struct SideRoute {
+    executor::Stream stream = nullptr;
+    std::function<ncclResult_t()> async_error;
+    std::function<void(bool abort)> release;
+  };
   // `async_error`: the communicator's asynchronous error (ncclCommGetAsyncError), asked while a wait
   // lasts: a failed communicator (a peer killed, a network error) never completes the sync op, and a
   // wait that did not look would hold the user's call forever where NCCL alone would have returned it
   // (a framework's watchdog then sees NCCL's error). Empty: never asked.
   using AsyncErrorFn = std::function<ncclResult_t()>;
-  NcclTransport(executor::Device* device, AllReduceFn all_reduce_max, AsyncErrorFn async_error = {})
-      : device_(device), all_reduce_max_(std::move(all_reduce_max)), async_error_(std::move(async_error)) {}
+  NcclTransport(executor::Device* device, AllReduceFn all_reduce_max, AsyncErrorFn async_error = {},
+                std::optional<SideRoute> side = std::nullopt)
+      : device_(device),
+        all_reduce_max_(std::move(all_reduce_max)),
+        async_error_(std::move(async_error)),
+        side_(std::move(side)) {}
   ~NcclTransport() override;
   absl::Status Init();
   absl::Status Issue(uint64_t sync_id, const coordinator::Payload& contribution, void* stream) override;
   absl::Status Wait(uint64_t sync_id, coordinator::Payload* reduced, absl::Duration timeout) override;
   absl::StatusOr<bool> Poll(uint64_t sync_id, coordinator::Payload* reduced) override;
-  // Abort: never wait on anything, leak the device buffers (the context may be broken).
+  // Abort: never wait on anything, leak the device buffers (the context may be broken); a side
+  // communicator is aborted.
   void Leak();
+  bool side() const { return side_.has_value(); }
 
  private:
   int Slot(uint64_t sync_id, absl::Status* st) const;
@@ -56,10 +74,12 @@ class NcclTransport : public coordinator::Transport {
   executor::Device* device_;
   AllReduceFn all_reduce_max_;
   AsyncErrorFn async_error_;
+  std::optional<SideRoute> side_;
   void* dev_ = nullptr;
   uint64_t* host_in_ = nullptr;
   uint64_t* host_out_ = nullptr;
   std::array<executor::Event, kSlots> events_{};
+  std::array<executor::Event, kSlots> issued_after_{};  // side route: recorded on the user's stream at issue
   std::array<uint64_t, kSlots> slot_sync_{};
   std::array<bool, kSlots> slot_used_{};
   std::array<bool, kSlots> slot_extended_{};

@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 20> kSettings = {{
+constexpr std::array<SettingSpec, 21> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -32,6 +32,10 @@ constexpr std::array<SettingSpec, 20> kSettings = {{
      "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
     {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "1", "1..65536", "fewest units between two sync ops"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
+    {"CCLTUNE_SYNC_COMM", SettingType::kEnum, "same", "same,split",
+     "where the sync ops run: same (the tuned communicator, on the user's stream after a call) or split (a "
+     "communicator split off it at creation, on a stream of ccltune's that the user's stream never waits for); "
+     "set it alike on every rank"},
     {"CCLTUNE_TIMING", SettingType::kEnum, "max", "min,max",
      "which per-call time over ranks the search compares: max (the slowest rank: what the job waits for) or min "
      "(the rank that arrived last: the collective's own time)"},
@@ -176,6 +180,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
   get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 1, 65536);
   get_int("CCLTUNE_SYNC_WARN_S", &s.sync_warn_s, 1, 3600);
+  get_choice("CCLTUNE_SYNC_COMM", "split", "same", &s.sync_split);
   get_choice("CCLTUNE_TIMING", "max", "min", &s.timing_max);
   get_choice("CCLTUNE_IDLE_SAMPLES", "drop", "keep", &s.drop_idle_samples);
   get_bool("CCLTUNE_SEARCH_CHUNK", &s.search_chunk);

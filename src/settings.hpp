@@ -36,6 +36,7 @@ struct Settings {
   int channel_budget = 0;  // 0: auto
   int min_interval = 1;
   int sync_warn_s = 5;
+  bool sync_split = false;        // CCLTUNE_SYNC_COMM (default same): split: sync ops on a communicator of their own
   bool timing_max = true;         // CCLTUNE_TIMING (default max): the search compares the per-call maximum over ranks
   bool drop_idle_samples = true;  // CCLTUNE_IDLE_SAMPLES (default drop): executor::IdleFilter's marks apply
   bool search_chunk = true;       // CCLTUNE_SEARCH_CHUNK: under tuner v6 the chunk size is a dimension

@@ -838,11 +838,11 @@ int LauncherMain(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("chaos: seeds %" PRIu64 "-%" PRIu64 ", %.1f s wall (%.2f s per run), %ld ranks in all\n", o.first,
               std::min(o.last, next - 1), wall, t.runs ? wall / t.runs : 0.0, t.ranks_total);
-  static const char* const kOrder[] = {"tuned",        "ranks>8",     "comms>1",       "comms=3",     "split",
-                                       "init-subset",  "group",       "group-2-comms", "p2p",         "p2p-in-group",
-                                       "data-checked", "destroy",     "abort",         "recreate",    "tuner-v6",
-                                       "export",       "mode-switch", "delays",        "slow-leader", "slow-create",
-                                       "drift",        "setup-fail",  "corrupt-import"};
+  static const char* const kOrder[] = {"tuned",        "ranks>8",     "comms>1",        "comms=3",     "split",
+                                       "init-subset",  "group",       "group-2-comms",  "p2p",         "p2p-in-group",
+                                       "data-checked", "destroy",     "abort",          "recreate",    "tuner-v6",
+                                       "export",       "mode-switch", "delays",         "slow-leader", "slow-create",
+                                       "drift",        "setup-fail",  "corrupt-import", "sync-split"};
   std::string line = "chaos: classes:";
   for (const char* c : kOrder) line += std::string(" ") + c + "=" + std::to_string(t.classes[c]);
   std::printf("%s\n", line.c_str());

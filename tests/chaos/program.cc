@@ -209,6 +209,9 @@ Program Generate(uint64_t seed) {
   // Data moves on checked ops and ccltune's sync ops only (the results of the others are not read, and
   // moving them on each new config costs seconds with fp8 types).
   p.env.emplace_back("SIMNCCL_MOVE_DATA", "requested");
+  // Where the sync ops run: every third seed on a communicator of their own. Taken from the seed, not
+  // drawn, so that the draws name the same programs as before.
+  p.env.emplace_back("CCLTUNE_SYNC_COMM", seed % 3 == 0 ? "split" : "same");
 
   // Public API mode switches (drawn last, so the draws above name the same programs as before).
   const int nmodes = r.Chance(0.2) ? r.Range(1, 3) : 0;
@@ -317,8 +320,11 @@ std::vector<std::string> Program::Classes() const {
   bool destroy = false, abort = false, recreate = false, delays = false;
   for (const Event& e : events) destroy |= !e.abort, abort |= e.abort, recreate |= e.recreate;
   for (int d : delay_max_us) delays |= d > 0;
-  bool v6 = false, exporting = false;
-  for (const auto& [k, v] : env) v6 |= k == "SIMNCCL_VERSION" && v == "23000", exporting |= k == "CCLTUNE_EXPORT";
+  bool v6 = false, exporting = false, sync_split = false;
+  for (const auto& [k, v] : env) {
+    v6 |= k == "SIMNCCL_VERSION" && v == "23000", exporting |= k == "CCLTUNE_EXPORT";
+    sync_split |= k == "CCLTUNE_SYNC_COMM" && v == "split";
+  }
   // Features.
   add(nranks > 8, "ranks>8");
   add(comms.size() > 1, "comms>1");
@@ -335,6 +341,7 @@ std::vector<std::string> Program::Classes() const {
   add(recreate, "recreate");
   add(v6, "tuner-v6");
   add(exporting, "export");
+  add(sync_split, "sync-split");
   add(!modes.empty(), "mode-switch");
   // Faults.
   add(delays, "delays");

@@ -90,6 +90,21 @@ TEST(Settings, TimingOverRanks) {
   EXPECT_EQ(s.warnings[0], "invalid value 'median' for CCLTUNE_TIMING (accepted: min,max); using the default max");
 }
 
+// The sync ops stay on the tuned communicator unless CCLTUNE_SYNC_COMM=split; anything else keeps that.
+TEST(Settings, SyncComm) {
+  g_env = {};
+  EXPECT_FALSE(Settings::FromEnv(&FakeGetenv).sync_split);
+  g_env = {{"CCLTUNE_SYNC_COMM", "Split"}};
+  EXPECT_TRUE(Settings::FromEnv(&FakeGetenv).sync_split);
+  g_env = {{"CCLTUNE_SYNC_COMM", "same"}};
+  EXPECT_FALSE(Settings::FromEnv(&FakeGetenv).sync_split);
+  g_env = {{"CCLTUNE_SYNC_COMM", "side"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_FALSE(s.sync_split);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], "invalid value 'side' for CCLTUNE_SYNC_COMM (accepted: same,split); using the default same");
+}
+
 // NCCL's cost-table screening rule is on at 6 unless set; 0 turns it off; out of range keeps 6 with a warning.
 TEST(Settings, ScreenCostRatio) {
   g_env = {};

@@ -141,6 +141,43 @@ TEST(Sim, TunesAndConvergesInLockstep) {
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
+// Where the sync ops run (CCLTUNE_SYNC_COMM): on the tuned communicator by default, so that it runs more
+// operations than the user issued; with EXPECT_SYNC_SPLIT=1 (CCLTUNE_SYNC_COMM=split) on a communicator split
+// off it, so that it runs the user's calls only. Either way the search converges in lockstep and the data is
+// right.
+TEST(Sim, SyncOpsRunOnTheCommunicatorTheSettingNames) {
+  ASSERT_TRUE(api().present()) << "run with LD_PRELOAD=libccltune.so";
+  auto comm_ops = reinterpret_cast<unsigned long long (*)(ncclComm_t)>(dlsym(RTLD_DEFAULT, "simncclCommOps"));
+  ASSERT_NE(comm_ops, nullptr);
+  const bool split = std::string(Env("EXPECT_SYNC_SPLIT")) == "1";
+  ncclComm_t comm = MakeComm(MPI_COMM_WORLD);
+  const size_t count = 256 * 1024;  // 1 MiB
+  constexpr int kLoop = 600;
+  CheckedAllReduce(comm, count, g_size, g_rank);
+  Loop(comm, count, kLoop);
+  CheckedAllReduce(comm, count, g_size, g_rank);
+  const unsigned long long ops = comm_ops(comm);
+  const unsigned long long user_calls = kLoop + 2;
+  if (split) {
+    EXPECT_EQ(ops, user_calls) << "the tuned communicator ran operations the user did not issue";
+  } else {
+    EXPECT_GT(ops, user_calls + 50) << "no sync ops on the tuned communicator";
+  }
+  ccltuneSummary_t sum{};
+  ASSERT_EQ(api().summary(&sum), ccltuneSuccess);
+  EXPECT_EQ(sum.communicators, 1);
+  EXPECT_EQ(sum.searching, 0);
+  EXPECT_GT(sum.changes, 0);
+  const long long mine[4] = {sum.workloads, sum.converged, sum.pending, sum.changes};
+  long long lo[4], hi[4];
+  MPI_Allreduce(mine, lo, 4, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(lo[i], hi[i]) << "summary field " << i << " differs across ranks";
+  if (g_rank == 0) EXPECT_EQ(Stats(comm, 4, ncclFloat32, ncclSum, count * 4).state, ccltuneStateConverged);
+  if (api().sim_mismatches) EXPECT_EQ(api().sim_mismatches(), 0);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
 // One call of `coll` of `bytes` (the bytes the user passes: per rank for all-gather's send side).
 void Collective(ncclComm_t comm, int coll, size_t bytes, Buffers& b) {
   const size_t count = bytes / sizeof(float);

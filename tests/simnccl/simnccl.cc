@@ -1706,6 +1706,10 @@ __attribute__((visibility("default"))) unsigned long long simncclProcessNoiseKey
 }
 // Collectives this process ran so far, on every communicator (the count the slow-period blocks follow).
 __attribute__((visibility("default"))) unsigned long long simncclProcessCollectives(void) { return RT().collectives; }
+// The operations (collectives and point-to-point) this rank ran on `comm` so far.
+__attribute__((visibility("default"))) unsigned long long simncclCommOps(ncclComm_t comm) {
+  return comm != nullptr ? comm->seq : 0;
+}
 // What the last collective of this process ran: algorithm, protocol and the channels it ran on.
 __attribute__((visibility("default"))) void simncclLastConfig(int* algo, int* proto, int* channels) {
   const simnccl::Config& c = RT().lastConfig;
