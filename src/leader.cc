@@ -391,8 +391,8 @@ std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int m
     // workloads, leave each sample the same context).
     const bool switches_back = cand.config.IsDefault() && !prev.IsDefault() && w.back_to_back;
     // A warm-up before every config whose algorithm/protocol differs from the call's before was tried and
-    // dropped: fewer rows past 1.05 of the oracle on the simulated cluster (10 against 15 over 8 seeds, +3.9
-    // calls per workload) and no measured gain on the one-GPU testbed (5 interleaved pairs of full runs,
+    // dropped: no gain on the simulated cluster (27 rows past 1.05 of the oracle against 25 over 16 seeds, +2.1
+    // calls per workload) nor a measured one on the one-GPU testbed (5 interleaved pairs of full runs,
     // 2026-12-04; docs/results/search-testbed.md, thirty-eighth session).
     if (connects || switches_back) {
       e.warmup = true;
