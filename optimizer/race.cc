@@ -2,7 +2,9 @@
 // arm on samples relative to the default measured next to them (internal/samples.hpp); its challenger is
 // the arm that may still be better than it: the lowest lower confidence bound among the others, counting
 // the samples still on their way as come (so a schedule kept ahead of the calls spreads over the arms).
-// An arm far slower than the leader is out of the race.
+// An arm far slower than the leader is out of the race. A single sample's error is the pooled one: doubling it (a
+// second look before an arm is dropped) kept all-reduce 64 KiB on the slower config more often on the one-GPU
+// testbed (docs/results/search-testbed.md, fortieth session).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -393,7 +393,9 @@ std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int m
     // A warm-up before every config whose algorithm/protocol differs from the call's before was tried and
     // dropped: no gain on the simulated cluster (27 rows past 1.05 of the oracle against 25 over 16 seeds, +2.1
     // calls per workload) nor a measured one on the one-GPU testbed (5 interleaved pairs of full runs,
-    // 2026-12-04; docs/results/search-testbed.md, thirty-eighth session).
+    // 2026-12-04; docs/results/search-testbed.md, thirty-eighth session). Tried again with the default's pair
+    // counted (fortieth session): fewer rows past 1.05 in 40 all-reduce-only pairs (16 against 26 of 80,
+    // p = 0.053), +14% calls, and its full run lost to the head's.
     if (connects || switches_back) {
       e.warmup = true;
       ++e.calls;
