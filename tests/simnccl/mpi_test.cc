@@ -340,6 +340,30 @@ static void ModeVtime(ncclComm_t comm) {
   CHECK(simncclMismatchCount() == 0, "mismatches");
 }
 
+// SIMNCCL_AFTER_OTHER (the test sets `*=AFTER_OTHER_WANT`): a 16 MiB all-reduce right after a 4-byte one (another
+// workload) takes that factor times as long as one right after itself; the small calls are timed apart.
+static void ModeAfterOther(ncclComm_t comm) {
+  const char* want_s = std::getenv("AFTER_OTHER_WANT");
+  CHECK(want_s != nullptr, "AFTER_OTHER_WANT unset");
+  const double want = std::atof(want_s);
+  std::vector<float> a(4 << 20), b(4 << 20), x(1), y(1);
+  std::vector<double> own, other;
+  NCCLOK(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr));
+  for (int i = 0; i < 31; i++) {
+    const bool after_other = i % 2 == 1;
+    if (after_other) NCCLOK(ncclAllReduce(x.data(), y.data(), 1, ncclFloat32, ncclSum, comm, nullptr));
+    const double t0 = simncclVirtualTimeUs();
+    NCCLOK(ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr));
+    (after_other ? other : own).push_back(simncclVirtualTimeUs() - t0);
+  }
+  std::sort(own.begin(), own.end());
+  std::sort(other.begin(), other.end());
+  const double ratio = other[other.size() / 2] / own[own.size() / 2];
+  CHECK(std::fabs(ratio - want) < 0.1 * want, "after another workload / after itself %.3f, want %.3f", ratio, want);
+  if (gRank == 0) std::printf("afterother: %.3f (want %.3f)\n", ratio, want);
+  CHECK(simncclMismatchCount() == 0, "mismatches");
+}
+
 // The test tuner's statistics (test_tuner.cc), from the library simnccl loaded as NCCL_TUNER_PLUGIN; null if none.
 static const SimTunerStats* TunerStats() {
   const char* plug = std::getenv("NCCL_TUNER_PLUGIN");
@@ -512,6 +536,8 @@ int main(int argc, char** argv) {
     ModeSplit(comm);
   else if (mode == "movedata")
     ModeMoveData(comm);
+  else if (mode == "afterother")
+    ModeAfterOther(comm);
   else if (mode == "vtime")
     ModeVtime(comm);
   else if (mode == "plugin")

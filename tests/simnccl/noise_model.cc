@@ -60,6 +60,53 @@ bool ParseRan(const std::string& ran, int* algo, int* proto, int* channels) {
   *algo = a, *proto = p, *channels = nc;
   return true;
 }
+double AfterOther::Factor(int algorithm, int protocol) const {
+  if (auto it = pair.find({algorithm, protocol}); it != pair.end()) return it->second;
+  if (auto it = algo.find(algorithm); it != algo.end()) return it->second;
+  return rest;
+}
+
+bool ParseAfterOther(const std::string& spec, AfterOther* out, std::string* err) {
+  AfterOther a;
+  std::stringstream ss(spec);
+  std::string entry;
+  bool any = false;
+  while (std::getline(ss, entry, ',')) {
+    const size_t eq = entry.find('=');
+    char* end = nullptr;
+    const std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    const double f = std::strtod(value.c_str(), &end);
+    if (eq == std::string::npos || value.empty() || *end != '\0' || !(f >= 1 && f <= 10)) {
+      *err = "entry '" + entry + "': want ALGO/PROTO=FACTOR, ALGO/*=FACTOR or *=FACTOR, FACTOR in [1, 10]";
+      return false;
+    }
+    const std::string key = entry.substr(0, eq);
+    if (key == "*" || key == "*/*") {
+      a.rest = f;
+    } else {
+      const size_t slash = key.find('/');
+      const int al = AlgoIndex(key.substr(0, slash));
+      const std::string proto = slash == std::string::npos ? "" : key.substr(slash + 1);
+      if (al < 0 || (proto != "*" && ProtoIndex(proto) < 0)) {
+        *err = "entry '" + entry + "': unknown algorithm or protocol";
+        return false;
+      }
+      if (proto == "*") {
+        a.algo[al] = f;
+      } else {
+        a.pair[{al, ProtoIndex(proto)}] = f;
+      }
+    }
+    any = true;
+  }
+  if (!any) {
+    *err = "empty";
+    return false;
+  }
+  *out = std::move(a);
+  return true;
+}
+
 const char* AlgoName(int algo) { return algo >= 0 && algo < 7 ? kAlgoNames[algo] : "?"; }
 const char* ProtoName(int proto) { return proto >= 0 && proto < 3 ? kProtoNames[proto] : "?"; }
 

@@ -75,6 +75,20 @@ int AlgoIndex(const std::string& name);
 int ProtoIndex(const std::string& name);
 const char* AlgoName(int algo);
 const char* ProtoName(int proto);
+// SIMNCCL_AFTER_OTHER: how much longer a collective takes right after a collective of another workload on its
+// communicator (ccltune's sync op after every unit of a search, another size of a training loop) than after one of
+// its own workload, per algorithm/protocol. Spec: comma-separated `ALGO/PROTO=FACTOR`, `ALGO/*=FACTOR` or `*=FACTOR`
+// (every other pair), each FACTOR in [1, 10]; a pair without an entry: 1.
+struct AfterOther {
+  std::map<std::pair<int, int>, double> pair;
+  std::map<int, double> algo;
+  double rest = 1;
+  double Factor(int algorithm, int protocol) const;
+  bool Any() const { return !pair.empty() || !algo.empty() || rest != 1; }
+};
+// False with *err set (and *out untouched) on any malformed entry.
+bool ParseAfterOther(const std::string& spec, AfterOther* out, std::string* err);
+
 // A `ran` column ("ring/simple/nc2"): false (outputs untouched) unless it names a known algorithm, protocol and a
 // channel count above 0.
 bool ParseRan(const std::string& ran, int* algo, int* proto, int* channels);

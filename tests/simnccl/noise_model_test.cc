@@ -417,5 +417,32 @@ TEST(NoiseFitTest, GaussianNoiseDoesNotMatchTheTestbed) {
   EXPECT_GE(failed, 4);
 }
 
+TEST(AfterOtherTest, ParsesPairsAlgorithmsAndTheRest) {
+  AfterOther a;
+  std::string err;
+  ASSERT_TRUE(ParseAfterOther("tree/simple=1.15,ring/*=1.06,ring/ll=1.04,*=1.02", &a, &err)) << err;
+  EXPECT_DOUBLE_EQ(a.Factor(AlgoIndex("tree"), ProtoIndex("simple")), 1.15);
+  EXPECT_DOUBLE_EQ(a.Factor(AlgoIndex("tree"), ProtoIndex("ll")), 1.02);  // no tree/ll entry: the rest
+  EXPECT_DOUBLE_EQ(a.Factor(AlgoIndex("ring"), ProtoIndex("ll")), 1.04);  // the pair before its algorithm
+  EXPECT_DOUBLE_EQ(a.Factor(AlgoIndex("ring"), ProtoIndex("simple")), 1.06);
+  EXPECT_DOUBLE_EQ(a.Factor(AlgoIndex("pat"), ProtoIndex("simple")), 1.02);
+  EXPECT_TRUE(a.Any());
+  AfterOther none;
+  EXPECT_FALSE(none.Any());
+  EXPECT_DOUBLE_EQ(none.Factor(0, 2), 1);
+}
+
+TEST(AfterOtherTest, RejectsMalformedEntriesAndKeepsTheOutput) {
+  for (const char* bad : {"", "tree/simple", "tree/simple=", "tree/simple=0.9", "tree/simple=11", "tree/simple=1.1x",
+                          "bogus/simple=1.1", "tree/bogus=1.1", "*/simple=1.1", "tree/simple=1.1,,ring/ll=1.2"}) {
+    AfterOther a;
+    a.rest = 3;
+    std::string err;
+    EXPECT_FALSE(ParseAfterOther(bad, &a, &err)) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+    EXPECT_DOUBLE_EQ(a.rest, 3) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace simnccl

@@ -69,6 +69,12 @@ struct Settings {
   // change of config costs the next call on real NCCL (one-GPU testbed, `ccltune-bench --landscape-switch 1`: a
   // geomean 1.035 over 88 configs, up to 1.2). 1: no switch cost.
   double switchFactor = 1;
+  // SIMNCCL_AFTER_OTHER=ALGO/PROTO=FACTOR,...: a collective right after one of another workload on its communicator
+  // (or its first) takes its pair's FACTOR times as long (noise_model.hpp: AfterOther). On real NCCL (one-GPU
+  // testbed, all-reduce 64-256 KiB, docs/results/search-testbed.md, fortieth session) every call of a search with a
+  // sync op after each unit read 3-16% over the same search's calls with one every 8 units, by pair: tree/simple
+  // 1.13-1.16, ring/simple 1.03-1.09, ring/ll 1.03-1.05. Unset: none.
+  simnccl::AfterOther afterOther;
   // SIMNCCL_RANKS_PER_NODE: ranks per node, as the tuner's init is told (nNodes, the NVLink domains); 0 = all
   // ranks on one node. 1 is the one-GPU testbed (scripts/gpu-testbed.sh): one rank per NCCL_HOSTID.
   int ranksPerNode = 0;
@@ -126,6 +132,12 @@ struct Settings {
       } else {
         std::fprintf(stderr, "simnccl: WARN SIMNCCL_SWITCH=%s invalid (a factor in [1, 10]); no switch cost\n", v);
       }
+    }
+    if (auto v = Get("SIMNCCL_AFTER_OTHER")) {
+      std::string err;
+      if (!simnccl::ParseAfterOther(v, &afterOther, &err))
+        std::fprintf(stderr, "simnccl: WARN SIMNCCL_AFTER_OTHER=%s invalid (%s); no cost after another workload\n", v,
+                     err.c_str());
     }
     if (auto v = Get("SIMNCCL_INTERFERENCE")) {
       if (!simnccl::ParseInterferenceLevel(v, &interference)) {
@@ -1088,6 +1100,8 @@ void RunColl(Task& t, bool moveRequested) {
   const bool switched = workload == c->lastWorkload &&
                         (t.cfg.algo != c->lastRan.algo || t.cfg.proto != c->lastRan.proto || t.cfg.nc != c->lastRan.nc);
   if (switched) ranUs *= rt.env.switchFactor;
+  // Right after another workload (or first on the communicator): the pair's SIMNCCL_AFTER_OTHER factor.
+  if (workload != c->lastWorkload) ranUs *= rt.env.afterOther.Factor(t.cfg.algo, t.cfg.proto);
   c->lastWorkload = workload;
   c->lastRan = t.cfg;
   rt.clockUs = start + ranUs;
