@@ -60,6 +60,7 @@ bool ParseRan(const std::string& ran, int* algo, int* proto, int* channels) {
   *algo = a, *proto = p, *channels = nc;
   return true;
 }
+
 double AfterOther::Factor(int algorithm, int protocol) const {
   if (auto it = pair.find({algorithm, protocol}); it != pair.end()) return it->second;
   if (auto it = algo.find(algorithm); it != algo.end()) return it->second;
@@ -87,14 +88,16 @@ bool ParseAfterOther(const std::string& spec, AfterOther* out, std::string* err)
       const size_t slash = key.find('/');
       const int al = AlgoIndex(key.substr(0, slash));
       const std::string proto = slash == std::string::npos ? "" : key.substr(slash + 1);
-      if (al < 0 || (proto != "*" && ProtoIndex(proto) < 0)) {
+      const bool any_proto = proto == "*";
+      const int pr = any_proto ? -1 : ProtoIndex(proto);
+      if (al < 0 || (!any_proto && pr < 0)) {
         *err = "entry '" + entry + "': unknown algorithm or protocol";
         return false;
       }
-      if (proto == "*") {
+      if (any_proto) {
         a.algo[al] = f;
       } else {
-        a.pair[{al, ProtoIndex(proto)}] = f;
+        a.pair[{al, pr}] = f;
       }
     }
     any = true;

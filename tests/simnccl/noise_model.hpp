@@ -84,7 +84,6 @@ struct AfterOther {
   std::map<int, double> algo;
   double rest = 1;
   double Factor(int algorithm, int protocol) const;
-  bool Any() const { return !pair.empty() || !algo.empty() || rest != 1; }
 };
 // False with *err set (and *out untouched) on any malformed entry.
 bool ParseAfterOther(const std::string& spec, AfterOther* out, std::string* err);
