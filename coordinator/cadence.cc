@@ -102,9 +102,10 @@ uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 
 // The floor (one iteration, at least min_units, a multiple of the period) always wins over max_units:
 // an interval shorter than an iteration is what could make the host wait deadlock.
-uint64_t IntervalPolicy::Next(uint64_t period, bool searching, uint64_t cap) {
+uint64_t IntervalPolicy::Next(uint64_t period, bool searching, uint64_t cap, bool settle) {
+  const uint64_t fewest = settle && period == 1 ? std::max(o_.min_units, o_.settle_units) : o_.min_units;
   const uint64_t floor =
-      period == 0 ? std::max<uint64_t>(o_.unknown_period_units, 1) : RoundUp(std::max(o_.min_units, period), period);
+      period == 0 ? std::max<uint64_t>(o_.unknown_period_units, 1) : RoundUp(std::max(fewest, period), period);
   uint64_t next = floor;
   if (!searching && last_ != 0) {
     const uint64_t doubled = last_ > std::numeric_limits<uint64_t>::max() / 2 ? last_ : 2 * last_;

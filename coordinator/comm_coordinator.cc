@@ -161,6 +161,7 @@ absl::Status CommCoordinator::Apply(uint64_t sync_id) {
   }
   cadence_.SetDeliveredInterval(sync_id, d->message.interval);
   cadence_.SetDeliveredPeriod(d->message.period);
+  settle_ = d->message.settle;
   return absl::OkStatus();
 }
 

@@ -13,8 +13,9 @@
 //   4 cannot-tune flag       0/1 per rank: MAX -> any rank cannot tune
 //   5 error flag             0/1 per rank: MAX -> any rank saw an error
 //   6 interval               leader: length (units) of the interval that starts at sync k+kLag
-//   7 control                leader: bit0 stop tuning on this communicator; bits 8..39 the detected
-//                            iteration period in units (0 unknown)
+//   7 control                leader: bit0 stop tuning on this communicator; bit1 settle (from version 4 on:
+//                            a call right after a sync op is held); bits 8..39 the detected iteration
+//                            period in units (0 unknown)
 //   8 record count           leader
 //   9.. records              leader: per workload [hash][header: n entries (8 bits), converged bit 8,
 //                            append bit 9] then n entry words: algo+1 (4 bits) | proto+1 (4) |
@@ -25,7 +26,9 @@
 // words: the timings of earlier calls, every rank writing its own, two words per timed call (2^63 - ns
 // and ns, so the MAX delivers the minimum and the maximum over ranks; 0 where a rank has none). From
 // version 3 on, a rank that timed a call from an idle stream (executor::IdleFilter) writes the reserved
-// timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank did.
+// timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank did. Version 4 holds the calls that a
+// ScheduleBook::Next runs after a sync op while the control's settle bit is set (ranks of version 3 would not: a rank
+// of each would run different configs at one call).
 #pragma once
 
 #include <algorithm>
@@ -51,7 +54,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 3;
+inline constexpr uint64_t kProtocolVersion = 4;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -122,6 +125,10 @@ struct LeaderMessage {
   uint64_t interval = kInitialInterval;  // length of the interval starting at sync point k + kLag
   uint64_t period = 0;                   // the leader's detected iteration period (units), 0 unknown
   bool stop_tuning = false;
+  // From sync point k + kLag on (with the interval), every rank holds a workload's call that directly follows a sync
+  // op, where the workload runs back to back (kHoldWindow, ScheduleBook::Next): its samples are then all of calls
+  // that follow their own config, none of a call right after a sync op (ccltune::Leader::Settling).
+  bool settle = false;
   friend bool operator==(const LeaderMessage&, const LeaderMessage&) = default;
 };
 
@@ -155,10 +162,17 @@ struct Delivered {
 absl::StatusOr<Delivered> Decode(const Words& reduced);
 
 // A call that follows a call of another workload on its communicator holds, in its time over ranks, that call's
-// late finish on some ranks (ccltune::Leader::Timing). A workload that ran back to back within its last
-// kHoldWindow calls has calls to spare: those that follow another workload's are held (ScheduleBook::Next): every
-// rank sees the same calls, so every rank holds the same ones.
+// late finish on some ranks (ccltune::Leader::Timing); one that follows ccltune's sync op starts with the ranks
+// aligned by it and reads slower than in a run of calls. A workload that ran back to back within its last
+// kHoldWindow calls has calls to spare: those that follow another workload's or a sync op are held
+// (ScheduleBook::Next): every rank sees the same calls, so every rank holds the same ones.
 inline constexpr uint64_t kHoldWindow = 8;
+// Units per interval, at the fewest, while a workload run back to back alone is searched on calls short enough for
+// the sync op's after-effect to turn its order of configs (ccltune::Leader, IntervalOptions::settle_units): the first
+// call of each interval is held, the other two are samples. On the one-GPU testbed (all-reduce 64 and 256 KiB, a
+// fixed interval for every row) 3 left no row of 20 past 1.05 of the oracle's time, against 3 of 20 with 1 in the same
+// batch, and 2 left 5 of 40 (docs/results/search-testbed.md, forty-first session).
+inline constexpr uint64_t kSettleUnits = 3;
 // One workload's calls on one rank, as far as holding goes.
 class BackToBack {
  public:
@@ -181,8 +195,9 @@ class ScheduleBook {
   // Returns the entries the update dropped (a replacing update drops the calls still scheduled).
   std::vector<ScheduleEntry> Apply(const WorkloadUpdate& u);
   // The next call of `workload` (consumes one call), or nullopt: NCCL's default, untimed. `hold`: the call
-  // follows another workload's (kHoldWindow): it runs the final entry untimed and consumes nothing (the schedule's
-  // next entry, a guard's probe or a monitoring sample waits for a call that follows one of its own).
+  // follows another workload's or a sync op (kHoldWindow): it runs the schedule's next entry's config (the final
+  // entry's when none is left) untimed and consumes nothing but that entry's warm-up (the entry, a guard's probe or
+  // a monitoring sample waits for a call that follows one of its own).
   std::optional<Call> Next(uint64_t workload, bool hold = false);
   // Calls of `workload` still scheduled before its final entry.
   uint64_t PendingCalls(uint64_t workload) const;
@@ -265,11 +280,14 @@ struct IntervalOptions {
   uint64_t min_units = 8;
   uint64_t max_units = 1 << 16;
   uint64_t unknown_period_units = kInitialInterval;  // while the period is unknown
+  // With `settle` (a workload that runs back to back alone, period 1, is searched on short calls): at least this
+  // many units, so that each interval has calls that follow no sync op (CallPath holds the one right after it).
+  uint64_t settle_units = kSettleUnits;
 };
 class IntervalPolicy {
  public:
   explicit IntervalPolicy(IntervalOptions o = {}) : o_(o) {}
-  uint64_t Next(uint64_t period, bool searching, uint64_t cap = 0);
+  uint64_t Next(uint64_t period, bool searching, uint64_t cap = 0, bool settle = false);
 
  private:
   IntervalOptions o_;
@@ -350,6 +368,8 @@ class CommCoordinator {
   void RaiseError() { flags_.saw_error = true; }
 
   bool tuning() const { return tuning_; }
+  // The settle bit of the payload applied last (LeaderMessage::settle): the call right after a sync op is held.
+  bool settle() const { return settle_; }
   bool is_leader() const { return rank_ == 0; }
   uint64_t units() const { return units_; }
   uint64_t syncs_issued() const { return cadence_.next_sync_id(); }
@@ -366,6 +386,7 @@ class CommCoordinator {
   RankFlags flags_;
   bool tuning_ = true;   // false once the protocol stopped it (same on every rank)
   bool syncing_ = true;  // false once no more syncs are issued (same on every rank)
+  bool settle_ = false;  // the applied payload's settle bit (same on every rank)
   uint64_t units_ = 0;
   // Carried timings: timed calls numbered so far, the count at each sync issued (by id), how many
   // were carried, and (leader) the windows of issued syncs whose timings were not delivered yet.

@@ -88,7 +88,8 @@ absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, Rank
     }
   }
   w[kWordInterval] = m.interval;
-  w[kWordControl] = (m.stop_tuning ? kControlStopTuning : 0) | (m.period << kControlPeriodShift);
+  w[kWordControl] =
+      (m.stop_tuning ? kControlStopTuning : 0) | (m.settle ? kControlSettle : 0) | (m.period << kControlPeriodShift);
   w[kWordRecordCount] = m.updates.size();
   int pos = kFirstRecordWord;
   for (const WorkloadUpdate& u : m.updates) {
@@ -125,6 +126,7 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
   d.message.interval = r[kWordInterval];
   if (r[kWordControl] & ~kControlKnownBits) return Malformed("unknown control bits");
   d.message.stop_tuning = (r[kWordControl] & kControlStopTuning) != 0;
+  d.message.settle = (r[kWordControl] & kControlSettle) != 0;
   d.message.period = (r[kWordControl] & kControlPeriodMask) >> kControlPeriodShift;
 
   const uint64_t records = r[kWordRecordCount];

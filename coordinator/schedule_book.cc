@@ -31,7 +31,13 @@ std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload, bool hol
   auto it = book_.find(workload);
   if (it == book_.end()) return std::nullopt;
   Slot& s = it->second;
-  if (hold) return Call{s.final_config, false, false};
+  if (hold) {
+    // Runs the config the next call will, untimed: that call then follows its own config, as in a run of calls. A
+    // warm-up entry's untimed first run is this one.
+    if (s.pending.empty()) return Call{s.final_config, false, false};
+    s.pending.front().warmup = false;
+    return Call{s.pending.front().config, false, false};
+  }
   if (s.pending.empty()) {
     // A converged final entry is sampled now and then (monitoring). A search's final entry runs while
     // the schedule waits for timings: every such call is a sample too (the leader's search takes it

@@ -80,10 +80,18 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
     lookup = first_of_size.emplace(std::make_pair(&cs, bytes), hash).first->second;
   }
 #endif
-  // A call that follows another workload's, of a workload that also runs back to back, is held (kHoldWindow).
+  // A call that follows another workload's, of a workload that also runs back to back, is held (kHoldWindow): it runs
+  // the schedule's next config untimed, so the timed call after it follows that config. So is one right after
+  // ccltune's sync op while the leader settles (LeaderMessage::settle): the sync op aligns the ranks, and a call right
+  // after it reads its latency from an aligned start, not its time in a run of calls (the one-GPU testbed: tree/simple
+  // 17-21% over, ring 5-10%). Every rank issues the same syncs after the same units and applies the same payloads, so
+  // every rank holds the same calls.
   const bool follows_other = cs.last_unit_workload != hash;
-  const bool hold = slot.back_to_back.Hold(slot.calls, follows_other);
+  const uint64_t syncs = cs.coord->syncs_issued();
+  const bool after_sync = syncs != cs.syncs_at_last_unit && cs.coord->settle();
+  const bool hold = slot.back_to_back.Hold(slot.calls, follows_other || after_sync);
   cs.last_unit_workload = hash;
+  cs.syncs_at_last_unit = syncs;
   const coordinator::ScheduleBook::Call call = cs.coord->ConfigFor(lookup, false, hold);
   if (cs.leader && cs.coord->tuning()) cs.leader->OnUnit(hash, slot.key);
   if (call.timed) {

@@ -225,6 +225,7 @@ void CommLifecycle::SetUp(CommState& cs) {
     lo.channel_truth = rt_.plugin().channel_truth();
     lo.timing = settings.timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks;
     lo.interval.min_units = static_cast<uint64_t>(settings.min_interval);
+    lo.settle_below_us = settings.settle_us;
     lo.trace = rt_.trace();
     if (lo.trace != nullptr) lo.trace_comm = absl::StrFormat("%p", static_cast<void*>(comm));
     cs.leader = std::make_unique<Leader>(lo);

@@ -149,6 +149,7 @@ class CommState {
   uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
   std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash
   uint64_t last_unit_workload = 0;                       // the workload of the latest tuned unit (its hash)
+  uint64_t syncs_at_last_unit = 0;                       // sync ops issued before the latest tuned unit started
   config_table::CommTable& table() { return table_; }
   ccltuneMode_t mode = ccltuneModeTune;
   Config forced;

@@ -363,6 +363,23 @@ bool Leader::searching() const {
   return false;
 }
 
+bool Leader::Settling() {
+  if (o_.settle_below_us <= 0) return false;
+  bool settle = false;
+  for (auto& [h, w] : work_) {
+    if (w.idle_intervals >= kIdleIntervals || w.from_import) continue;
+    const Class* c = ClassOf(w);
+    if (c == nullptr || !c->search.has_value() || c->search->state() == optimizer::State::kConverged) continue;
+    // Once settled, a search stays so until it converges or starts over: a default read near the bound would
+    // otherwise switch between the two kinds of samples, and a config sampled under one read against the other's.
+    if (w.settled_generation != c->search->generation() && !w.default_samples.empty() &&
+        Robust(w.default_samples) < o_.settle_below_us)
+      w.settled_generation = c->search->generation();
+    settle = settle || w.settled_generation == c->search->generation();
+  }
+  return settle;
+}
+
 bool Leader::checking() const {
   for (const auto& [h, w] : work_) {
     if (w.idle_intervals >= kIdleIntervals) continue;
@@ -539,7 +556,8 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
     msg.updates.push_back(std::move(u));
   }
   msg.period = std::min<uint64_t>(detector_.period(), 0xFFFFFFFFull);
-  msg.interval = policy_.Next(detector_.period(), searching(), checking() ? kGuardIntervalCap : 0);
+  msg.settle = Settling();
+  msg.interval = policy_.Next(detector_.period(), searching(), checking() ? kGuardIntervalCap : 0, msg.settle);
   return msg;
 }
 

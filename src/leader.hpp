@@ -56,6 +56,9 @@ class Leader {
     std::string trace_comm;
     int max_entries = 24;  // most entries shipped for one workload in one payload
     coordinator::IntervalOptions interval;
+    // A workload searched while NCCL's default takes less than this (µs, as measured; 0: never) keeps the intervals
+    // at least interval.settle_units long while the iteration is one unit (see Settling()).
+    double settle_below_us = 1000;
   };
   explicit Leader(const Options& o) : o_(o), policy_(o.interval) {}
 
@@ -102,6 +105,15 @@ class Leader {
   // Whether a workload that still runs has its guard's first window open, or its guard checking a drift of a kept
   // default (optimizer::Search::checking): the intervals then grow to kGuardIntervalCap units at most.
   bool checking() const;
+  // Whether a workload that still runs is searched while its default's measured time is below
+  // Options::settle_below_us (once seen below, until its search converges or starts over). With a sync op after every
+  // unit, every call follows one: it starts with the ranks aligned by it and reads its latency from there, not its time
+  // in a run of calls, by an amount that depends on the config (one-GPU testbed, all-reduce 64-256 KiB: tree/simple
+  // 17-21% over its oracle's time, ring 5-10%), which turns the order of near-tied configs of short calls. Longer
+  // intervals (Build) leave calls that follow no sync op; on long calls the effect is lost in the noise and the short
+  // interval's quicker feedback wins (with intervals of 3 for every row, 16 MiB rows ended on the wrong config more
+  // often, on the simulated cluster and in a testbed run; docs/results/search-testbed.md, forty-first session).
+  bool Settling();
   // One line about the search of the workload's class (trace log).
   std::string Describe(uint64_t workload) const;
 
@@ -147,6 +159,7 @@ class Leader {
     // What NCCL last reported running for its default (a run is reported when it changes, so the first report
     // comes at the workload's first call, before its class's search exists): handed to the search as it starts.
     std::optional<Config> default_ran;
+    int settled_generation = -1;  // the generation of its class's search that settles for it (Settling)
   };
   struct Class {
     SizeClass bounds;

@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 21> kSettings = {{
+constexpr std::array<SettingSpec, 22> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -31,6 +31,10 @@ constexpr std::array<SettingSpec, 21> kSettings = {{
      "channels searched [1, budget]. 0: NCCL's budget, channels searched up to the communicator's maxCTAs, "
      "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
     {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "1", "1..65536", "fewest units between two sync ops"},
+    {"CCLTUNE_SETTLE_US", SettingType::kInt, "1000", "0..1000000",
+     "while a workload that runs back to back alone is searched and NCCL's default takes less than this (us), "
+     "sync ops come every 3 units at the fewest and no call right after one is a sample (its time holds the "
+     "ranks' alignment by the sync op); 0: never"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},
     {"CCLTUNE_SYNC_COMM", SettingType::kEnum, "same", "same,split",
      "where the sync ops run: same (the tuned communicator, on the user's stream after a call) or split (a "
@@ -179,6 +183,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   if (const char* v = raw("CCLTUNE_IMPORT")) s.import_path = v;
   get_int("CCLTUNE_CHANNEL_BUDGET", &s.channel_budget, 0, 64);
   get_int("CCLTUNE_MIN_INTERVAL", &s.min_interval, 1, 65536);
+  get_int("CCLTUNE_SETTLE_US", &s.settle_us, 0, 1000000);
   get_int("CCLTUNE_SYNC_WARN_S", &s.sync_warn_s, 1, 3600);
   get_choice("CCLTUNE_SYNC_COMM", "split", "same", &s.sync_split);
   get_choice("CCLTUNE_TIMING", "max", "min", &s.timing_max);

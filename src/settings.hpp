@@ -35,6 +35,7 @@ struct Settings {
   std::string import_path;
   int channel_budget = 0;  // 0: auto
   int min_interval = 1;
+  int settle_us = 1000;  // CCLTUNE_SETTLE_US (0: never)
   int sync_warn_s = 5;
   bool sync_split = false;        // CCLTUNE_SYNC_COMM (default same): split: sync ops on a communicator of their own
   bool timing_max = true;         // CCLTUNE_TIMING (default max): the search compares the per-call maximum over ranks

@@ -24,10 +24,11 @@ inline constexpr uint64_t kVersionBase = uint64_t{1} << 63;  // version words ar
 inline constexpr uint64_t kMaxVersion = kVersionBase - 1;    // versions are 1..2^63-1
 
 inline constexpr uint64_t kControlStopTuning = 1;
+inline constexpr uint64_t kControlSettle = 2;  // LeaderMessage::settle (protocol version 4 on)
 // The leader's detected iteration period (units, 0 unknown) in bits 8..39 of the control word.
 inline constexpr int kControlPeriodShift = 8;
 inline constexpr uint64_t kControlPeriodMask = uint64_t{0xFFFFFFFF} << kControlPeriodShift;
-inline constexpr uint64_t kControlKnownBits = kControlStopTuning | kControlPeriodMask;
+inline constexpr uint64_t kControlKnownBits = kControlStopTuning | kControlSettle | kControlPeriodMask;
 
 // Record header word: n entries in bits 0..7, converged in bit 8, append in bit 9, nothing else.
 inline constexpr uint64_t kHeaderCountMask = 0xFF;

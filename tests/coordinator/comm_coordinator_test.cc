@@ -95,6 +95,27 @@ TEST(CommCoordinator, SingleRankFollowsTheScheduleCallByCall) {
   EXPECT_TRUE(c.tuning());
 }
 
+// The settle bit of payload k holds from its apply at sync point k + kLag until a payload without it applies.
+TEST(CommCoordinator, SettleBitTakesEffectWhereItsPayloadApplies) {
+  FakeHub hub(1);
+  CommCoordinator::Hooks hooks;
+  hooks.build_message = [&](uint64_t id) {
+    LeaderMessage m;
+    m.interval = 1;
+    m.settle = id == 0;
+    return m;
+  };
+  CommCoordinator c(0, hub.Endpoint(0), hooks);
+  for (uint64_t u = 1; u < kAgreementApplyUnit; ++u) {
+    EXPECT_FALSE(c.settle()) << u;
+    ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());
+  }
+  ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());  // unit s_kLag: payload 0 applies
+  EXPECT_TRUE(c.settle());
+  ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());  // the next sync point (interval 1): payload 1 applies
+  EXPECT_FALSE(c.settle());
+}
+
 // ---- stopping: a rank cannot tune ----
 
 class CannotTune : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};

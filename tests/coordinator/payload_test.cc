@@ -59,6 +59,7 @@ TEST_P(RoundTrip, LeaderMessageSurvivesTheMax) {
   LeaderMessage m;
   m.interval = 1 + sync_id * 7;
   m.stop_tuning = shape == 3;
+  m.settle = shape == 1 || shape == 2;
   switch (shape) {
     case 0:  // empty
       break;
@@ -317,7 +318,7 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"flag_not_bool", [](Words& w) { w[kWordCannotTune] = 2; }},
         Corruption{"error_flag_not_bool", [](Words& w) { w[kWordError] = 7; }},
         Corruption{"interval_zero", [](Words& w) { w[kWordInterval] = 0; }},
-        Corruption{"unknown_control_bit", [](Words& w) { w[kWordControl] |= 2; }},
+        Corruption{"unknown_control_bit", [](Words& w) { w[kWordControl] |= 4; }},
         Corruption{"record_count_huge", [](Words& w) { w[kWordRecordCount] = ~uint64_t{0}; }},
         Corruption{"record_count_past_array", [](Words& w) { w[kWordRecordCount] = kRecordWords / 3; }},
         Corruption{"record_count_one_more", [](Words& w) { w[kWordRecordCount] = 3; }},

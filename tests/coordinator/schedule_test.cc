@@ -120,18 +120,27 @@ TEST(ScheduleBook, TimedCalls) {
 // A held call (one that follows another workload's, of a workload that runs back to back) runs the final entry
 // untimed and consumes nothing: the next entry, and a converged workload's monitoring count, wait for the next call
 // that is not held.
-TEST(ScheduleBook, HeldCallsRunTheFinalEntryAndConsumeNothing) {
+// A held call runs the config the next call will run, untimed, so that the timed call after it follows its own config
+// (as in a run of calls); it consumes no call of the entry, only its warm-up (the held call was its first run).
+TEST(ScheduleBook, HeldCallsRunTheNextEntrysConfigAndConsumeOnlyItsWarmup) {
   ScheduleBook b;
-  b.Apply({.workload = 5, .entries = {{kA, 1}, {kB, 1}, {kInc, 0}}});
+  b.Apply({.workload = 5, .entries = {{kA, 1}, {kB, 1, /*warmup=*/true}, {kInc, 0}}});
   const ScheduleBook::Call held = *b.Next(5, /*hold=*/true);
-  EXPECT_EQ(held.config, kInc);
+  EXPECT_EQ(held.config, kA);
   EXPECT_FALSE(held.timed);
   EXPECT_FALSE(held.scheduled);
   EXPECT_EQ(b.PendingCalls(5), 2u);
   EXPECT_EQ(NextConfig(b, 5), kA);
-  EXPECT_FALSE(b.Next(5, true)->timed);
-  EXPECT_EQ(NextConfig(b, 5), kB);
-  EXPECT_FALSE(b.Next(5, true)->timed);  // the final entry, waiting: timed only when not held
+  const ScheduleBook::Call held_b = *b.Next(5, true);
+  EXPECT_EQ(held_b.config, kB);
+  EXPECT_FALSE(held_b.timed);
+  const ScheduleBook::Call b_call = *b.Next(5);  // its warm-up was the held call: timed
+  EXPECT_EQ(b_call.config, kB);
+  EXPECT_TRUE(b_call.timed);
+  EXPECT_TRUE(b.Exhausted(5));
+  const ScheduleBook::Call waiting = *b.Next(5, true);  // nothing left: the final entry, timed only when not held
+  EXPECT_EQ(waiting.config, kInc);
+  EXPECT_FALSE(waiting.timed);
   EXPECT_TRUE(b.Next(5)->timed);
   b.Apply({.workload = 5, .entries = {{kInc, 0}}, .converged = true});
   EXPECT_TRUE(b.Next(5)->timed);  // the monitoring's first call

@@ -371,6 +371,7 @@ TEST(Sim, TuningTraceIsWritten) {
   ASSERT_TRUE(std::getline(in, line));
   EXPECT_EQ(line, "comm,workload,call,unit,config,us,role,min_us,max_us");
   std::map<std::string, int> roles;
+  std::map<std::string, std::pair<double, double>> range;  // config -> fastest, slowest sample
   int lines = 0, chunked = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
@@ -386,8 +387,22 @@ TEST(Sim, TuningTraceIsWritten) {
     ++roles[f[6]];
     ++lines;
     if (f[4].find("/chunk") != std::string::npos) ++chunked;
+    // The search's own samples: what it asked for and what ran while it waited (not the monitoring's or the
+    // guard's calls after convergence).
+    if (f[6] == "candidate" || f[6] == "incumbent") {
+      const double us = std::stod(f[5]);
+      auto [it, first] = range.try_emplace(f[4], us, us);
+      it->second = {std::min(it->second.first, us), std::max(it->second.second, us)};
+    }
   }
   EXPECT_GT(lines, 30);
+  // MAX_SPREAD=R: no config's slowest search sample is more than R times its fastest (with SIMNCCL_AFTER_OTHER
+  // charging a large factor to a call right after ccltune's sync op: no such call was a sample).
+  if (const std::string spread = Env("MAX_SPREAD"); !spread.empty()) {
+    for (const auto& [config, r] : range)
+      EXPECT_LE(r.second, std::stod(spread) * r.first)
+          << config << ": samples " << r.first << " to " << r.second << " us";
+  }
   // EXPECT_CHUNK=1: some measured config set a chunk size (tuner v6 searches it); 0: none did.
   if (const std::string want = Env("EXPECT_CHUNK"); !want.empty()) {
     EXPECT_EQ(chunked > 0, want == "1") << chunked << " timed calls ran a config with a chunk size";
