@@ -65,6 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Declared ranges hold for what was parsed, whatever the input.
   std::map<std::string, int64_t> ints = {{"CCLTUNE_CHANNEL_BUDGET", s.channel_budget},
                                          {"CCLTUNE_MIN_INTERVAL", s.min_interval},
+                                         {"CCLTUNE_SETTLE_US", s.settle_us},
                                          {"CCLTUNE_SYNC_WARN_S", s.sync_warn_s},
                                          {"CCLTUNE_MAX_BATCH", s.max_batch},
                                          {"CCLTUNE_SCREEN_COST_RATIO", s.screen_cost_ratio},
