@@ -117,11 +117,10 @@ TEST(ScheduleBook, TimedCalls) {
   EXPECT_EQ(n, 3);
 }
 
-// A held call (one that follows another workload's, of a workload that runs back to back) runs the final entry
-// untimed and consumes nothing: the next entry, and a converged workload's monitoring count, wait for the next call
-// that is not held.
-// A held call runs the config the next call will run, untimed, so that the timed call after it follows its own config
-// (as in a run of calls); it consumes no call of the entry, only its warm-up (the held call was its first run).
+// A held call (one that follows another workload's or a sync op, of a workload that runs back to back) runs the config
+// the next call will run, untimed, so that the timed call after it follows its own config (as in a run of calls); it
+// consumes no call of the entry, only its warm-up (the held call was its first run). With nothing left, it runs the
+// final entry untimed; a converged workload's monitoring count waits for the next call that is not held.
 TEST(ScheduleBook, HeldCallsRunTheNextEntrysConfigAndConsumeOnlyItsWarmup) {
   ScheduleBook b;
   b.Apply({.workload = 5, .entries = {{kA, 1}, {kB, 1, /*warmup=*/true}, {kInc, 0}}});
