@@ -28,7 +28,8 @@
 // version 3 on, a rank that timed a call from an idle stream (executor::IdleFilter) writes the reserved
 // timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank did. Version 4 holds the calls that a
 // ScheduleBook::Next runs after a sync op while the control's settle bit is set (ranks of version 3 would not: a rank
-// of each would run different configs at one call).
+// of each would run different configs at one call). Version 5 counts a held call that runs a warm-up entry's config as
+// that entry's warm-up call (ScheduleBook::Next; version 4 ran the entry's calls after it all the same).
 #pragma once
 
 #include <algorithm>
@@ -54,7 +55,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 4;
+inline constexpr uint64_t kProtocolVersion = 5;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -196,8 +197,8 @@ class ScheduleBook {
   std::vector<ScheduleEntry> Apply(const WorkloadUpdate& u);
   // The next call of `workload` (consumes one call), or nullopt: NCCL's default, untimed. `hold`: the call
   // follows another workload's or a sync op (kHoldWindow): it runs the schedule's next entry's config (the final
-  // entry's when none is left) untimed and consumes nothing but that entry's warm-up (the entry, a guard's probe or
-  // a monitoring sample waits for a call that follows one of its own).
+  // entry's when none is left) untimed and consumes nothing but that entry's warm-up call, where it has one (the
+  // entry's samples, a guard's probe or a monitoring sample wait for a call that follows one of its own).
   std::optional<Call> Next(uint64_t workload, bool hold = false);
   // Calls of `workload` still scheduled before its final entry.
   uint64_t PendingCalls(uint64_t workload) const;

@@ -33,10 +33,17 @@ std::optional<ScheduleBook::Call> ScheduleBook::Next(uint64_t workload, bool hol
   Slot& s = it->second;
   if (hold) {
     // Runs the config the next call will, untimed: that call then follows its own config, as in a run of calls. A
-    // warm-up entry's untimed first run is this one.
+    // warm-up entry's untimed first call is this one, and is consumed (its count includes it): left in, the entry
+    // ran one timed call more than the leader asked for, a default sample in place of the next entry's (while
+    // settling, most of the default's entries follow another config and start with a warm-up).
     if (s.pending.empty()) return Call{s.final_config, false, false};
-    s.pending.front().warmup = false;
-    return Call{s.pending.front().config, false, false};
+    ScheduleEntry& front = s.pending.front();
+    const Call c{front.config, false, false};
+    if (front.warmup) {
+      front.warmup = false;
+      if (--front.calls == 0) s.pending.pop_front();
+    }
+    return c;
   }
   if (s.pending.empty()) {
     // A converged final entry is sampled now and then (monitoring). A search's final entry runs while

@@ -10,13 +10,16 @@
 #   nochunk  --mode compare,oracle with CCLTUNE_SEARCH_CHUNK=0 (under tuner v6: channels only, NCCL's chunk size)
 #   old      --mode compare with the package in OLD_PKG (an earlier ccltune: before and after in one session)
 #   oldoracle  --mode compare,oracle with the package in OLD_PKG (an A/B judged by the oracle in both arms)
+#   oldcost  the cost run with the package in OLD_PKG (an A/B of two builds' full runs: RUNS="cost oldcost oldcost cost")
+# OLD_LIB names an earlier libccltune.so alone, for when two whole packages do not fit in what a device run carries:
+# its arm runs this package's programs with that library (OLD_PKG is then made in a temporary directory).
 # An entry may repeat (RUNS="oracle oldoracle oracle oldoracle": alternating A/B runs); its second run is NAME-2, and
 # so on. COLLS (default allreduce,allgather,reducescatter) and SIZES (default "-b 64K -e 16M -f 4") narrow the sweep,
 # e.g. to the rows an A/B is about (COLLS=allreduce SIZES="-b 64K -e 256K -f 4"). BENCH_ARGS are added to every run's
 # bench arguments (e.g. BENCH_ARGS="--oracle-both 1").
 # Results (text and JSON per run) go to OUT (default out/search-eval). Needs the package in .gpu.
 # bench/search_report.py turns the JSON files into the report's tables.
-# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir] [RUNS="..."] [COLLS=...] [SIZES="..."] [BENCH_ARGS="..."]
+# usage: [NP=4] [ITERS=200] [OUT=dir] [OLD_PKG=dir | OLD_LIB=file] [RUNS="..."] [COLLS=...] [SIZES="..."] [BENCH_ARGS="..."]
 #        scripts/gpu-search-eval.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +30,16 @@ mkdir -p "$out"
 read -r -a sizes <<<"${SIZES:--b 64K -e 16M -f 4}"
 read -r -a extra <<<"${BENCH_ARGS:-}"
 sweep=(-c "${COLLS:-allreduce,allgather,reducescatter}" "${sizes[@]}" -d float32 -n "$iters" "${extra[@]}")
+if [ -n "${OLD_LIB:-}" ]; then
+  # This package's programs and libraries, linked, with the earlier ccltune library in place of this one's.
+  here="$(cd "${PKG:-.gpu}" && pwd)"
+  OLD_PKG="$(mktemp -d /tmp/ccltune-old-pkg.XXXXXX)"
+  mkdir -p "$OLD_PKG/bin" "$OLD_PKG/lib"
+  ln -s "$here"/bin/* "$OLD_PKG/bin/"
+  ln -s "$here"/lib/* "$OLD_PKG/lib/"
+  rm "$OLD_PKG/lib/libccltune.so"
+  cp "$OLD_LIB" "$OLD_PKG/lib/libccltune.so"
+fi
 declare -A seen=()
 run() {  # NAME [env ...] -- bench args
   local name="$1"
@@ -50,6 +63,7 @@ for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
     nochunk) run nochunk CCLTUNE_SEARCH_CHUNK=0 -- --mode compare,oracle ;;
     old) run old PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare ;;
     oldoracle) run old-oracle PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare,oracle ;;
+    oldcost) run old-cost PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare,oracle --search-cost 1 ;;
     *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
   esac
 done

@@ -47,6 +47,13 @@ void Keep(std::deque<double>* d, double v) {
   while (d->size() > kKeepSamples) d->pop_front();
 }
 
+// Whether tree is among the algorithms NCCL would run for the workload (any protocol).
+bool HasTree(const SubspaceSet& space) {
+  for (int p = 0; p < kNumProtos; ++p)
+    if (space.Valid(kAlgoTree, p)) return true;
+  return false;
+}
+
 double Robust(const std::deque<double>& d) {
   if (d.empty()) return 0;
   return optimizer::internal::RobustEstimate(std::vector<double>(d.begin(), d.end()));
@@ -370,6 +377,7 @@ bool Leader::Settling() {
     if (w.idle_intervals >= kIdleIntervals || w.from_import) continue;
     const Class* c = ClassOf(w);
     if (c == nullptr || !c->search.has_value() || c->search->state() == optimizer::State::kConverged) continue;
+    if (!HasTree(w.space)) continue;
     // Once settled, a search stays so until it converges or starts over: a default read near the bound would
     // otherwise switch between the two kinds of samples, and a config sampled under one read against the other's.
     if (w.settled_generation != c->search->generation() && !w.default_samples.empty() &&

@@ -105,14 +105,19 @@ class Leader {
   // Whether a workload that still runs has its guard's first window open, or its guard checking a drift of a kept
   // default (optimizer::Search::checking): the intervals then grow to kGuardIntervalCap units at most.
   bool checking() const;
-  // Whether a workload that still runs is searched while its default's measured time is below
-  // Options::settle_below_us (once seen below, until its search converges or starts over). With a sync op after every
-  // unit, every call follows one: it starts with the ranks aligned by it and reads its latency from there, not its time
-  // in a run of calls, by an amount that depends on the config (one-GPU testbed, all-reduce 64-256 KiB: tree/simple
-  // 17-21% over its oracle's time, ring 5-10%), which turns the order of near-tied configs of short calls. Longer
-  // intervals (Build) leave calls that follow no sync op; on long calls the effect is lost in the noise and the short
-  // interval's quicker feedback wins (with intervals of 3 for every row, 16 MiB rows ended on the wrong config more
-  // often, on the simulated cluster and in a testbed run; docs/results/search-testbed.md, forty-first session).
+  // Whether a workload that still runs, and that NCCL could run with tree, is searched while its default's measured
+  // time is below Options::settle_below_us (once seen below, until its search converges or starts over). With a sync op
+  // after every unit, every call follows one: it starts with the ranks aligned by it and reads its latency from there,
+  // not its time in a run of calls, by an amount that depends on the config (one-GPU testbed, all-reduce 64-256 KiB:
+  // tree/simple 17-21% over its oracle's time, ring 5-10%), which turns the order of near-tied configs of short calls.
+  // Longer intervals (Build) leave calls that follow no sync op; on long calls the effect is lost in the noise and the
+  // short interval's quicker feedback wins (with intervals of 3 for every row, 16 MiB rows ended on the wrong config
+  // more often, on the simulated cluster and in a testbed run; docs/results/search-testbed.md, forty-first session).
+  // Searches without tree do not settle: on the testbed ring and PAT read alike after a sync op and in a run of calls
+  // (thirty-seventh session), and settling the all-gathers and reduce-scatters of 64 KiB-1 MiB cost them 1.7x the
+  // calls on the testbed (89.6 against 53.9 per workload over 12 runs each) and 1.5-2.2x on the simulated cluster,
+  // with as many rows past 1.05 of the oracle's time either way (7 of 72 against 7; 7 of 96 against 7; forty-second
+  // session).
   bool Settling();
   // One line about the search of the workload's class (trace log).
   std::string Describe(uint64_t workload) const;

@@ -32,7 +32,8 @@ constexpr std::array<SettingSpec, 22> kSettings = {{
      "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, else 32"},
     {"CCLTUNE_MIN_INTERVAL", SettingType::kInt, "1", "1..65536", "fewest units between two sync ops"},
     {"CCLTUNE_SETTLE_US", SettingType::kInt, "1000", "0..1000000",
-     "while a workload that runs back to back alone is searched and NCCL's default takes less than this (us), "
+     "while a workload that runs back to back alone, and that NCCL could run with tree, is searched and NCCL's "
+     "default takes less than this (us), "
      "sync ops come every 3 units at the fewest and no call right after one is a sample (its time holds the "
      "ranks' alignment by the sync op); 0: never"},
     {"CCLTUNE_SYNC_WARN_S", SettingType::kInt, "5", "1..3600", "log loudly when a sync wait lasts longer"},

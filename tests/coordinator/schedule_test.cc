@@ -119,23 +119,29 @@ TEST(ScheduleBook, TimedCalls) {
 
 // A held call (one that follows another workload's or a sync op, of a workload that runs back to back) runs the config
 // the next call will run, untimed, so that the timed call after it follows its own config (as in a run of calls); it
-// consumes no call of the entry, only its warm-up (the held call was its first run). With nothing left, it runs the
-// final entry untimed; a converged workload's monitoring count waits for the next call that is not held.
+// consumes no timed call of the entry, only its warm-up call where it has one (the held call was its first run: an
+// entry's count includes its warm-up, and the entry then runs the timed calls it was asked for, no more). With nothing
+// left, it runs the final entry untimed; a converged workload's monitoring count waits for the next call that is not
+// held.
 TEST(ScheduleBook, HeldCallsRunTheNextEntrysConfigAndConsumeOnlyItsWarmup) {
   ScheduleBook b;
-  b.Apply({.workload = 5, .entries = {{kA, 1}, {kB, 1, /*warmup=*/true}, {kInc, 0}}});
+  b.Apply({.workload = 5, .entries = {{kA, 1}, {kB, 2, /*warmup=*/true}, {kA, 1, /*warmup=*/true}, {kInc, 0}}});
   const ScheduleBook::Call held = *b.Next(5, /*hold=*/true);
   EXPECT_EQ(held.config, kA);
   EXPECT_FALSE(held.timed);
   EXPECT_FALSE(held.scheduled);
-  EXPECT_EQ(b.PendingCalls(5), 2u);
+  EXPECT_EQ(b.PendingCalls(5), 4u);  // kA's one call is its sample: not consumed
   EXPECT_EQ(NextConfig(b, 5), kA);
   const ScheduleBook::Call held_b = *b.Next(5, true);
   EXPECT_EQ(held_b.config, kB);
   EXPECT_FALSE(held_b.timed);
-  const ScheduleBook::Call b_call = *b.Next(5);  // its warm-up was the held call: timed
+  EXPECT_EQ(b.PendingCalls(5), 2u);              // kB's warm-up call was the held one
+  const ScheduleBook::Call b_call = *b.Next(5);  // its one sample, timed
   EXPECT_EQ(b_call.config, kB);
   EXPECT_TRUE(b_call.timed);
+  EXPECT_TRUE(b_call.scheduled);
+  // An entry of its warm-up call alone is used up by the held call: the next call runs what follows it.
+  EXPECT_EQ(b.Next(5, true)->config, kA);
   EXPECT_TRUE(b.Exhausted(5));
   const ScheduleBook::Call waiting = *b.Next(5, true);  // nothing left: the final entry, timed only when not held
   EXPECT_EQ(waiting.config, kInc);

@@ -76,6 +76,8 @@ struct Loop {
   int apply_lag = 0;
   int built = 0;                                                   // Syncs so far
   std::deque<std::pair<int, coordinator::WorkloadUpdate>> queued;  // (the Sync it applies at, the update)
+  SubspaceSet space = RingAndTree();                               // every workload's, as NCCL reports it
+  int settle_messages = 0;                                         // messages with the settle bit
 
   explicit Loop(Leader::Options o) : leader(o) {}
 
@@ -108,6 +110,7 @@ struct Loop {
     }
     book.NewInterval();  // as the coordinator does at each sync point (the monitoring's allowance)
     coordinator::LeaderMessage m = leader.Build(book);
+    if (m.settle) ++settle_messages;
     auto words = coordinator::Encode(&m, id, {});
     ASSERT_TRUE(words.ok()) << words.status();
     for (const auto& u : m.updates) {
@@ -132,7 +135,7 @@ struct Loop {
     const uint64_t h = k.Hash();
     if (seen.insert(h).second) {
       leader.OnUnit(h, k);
-      leader.OnSpace(h, RingAndTree(), Costs());
+      leader.OnSpace(h, space, Costs());
     } else {
       leader.OnUnit(h, k);
     }
@@ -186,6 +189,36 @@ TEST(Leader, SearchConvergesThroughTheBookOnAGoodConfig) {
   EXPECT_FALSE(loop.shipped.front().append);
   for (size_t i = 1; i + 1 < loop.shipped.size(); ++i) EXPECT_TRUE(loop.shipped[i].append) << "update " << i;
   EXPECT_FALSE(loop.shipped.back().append);  // the converged one replaces whatever is left
+}
+
+// Settling (the settle bit: longer intervals, no sample right after a sync op) is for searches of short calls that NCCL
+// could run with tree, whose time after a sync op is its latency from the ranks' alignment by it: ring and PAT read
+// alike in both contexts, and settling them only cost calls (docs/results/search-testbed.md, forty-second session).
+TEST(Leader, SettlesOnlyShortSearchesThatCouldRunTree) {
+  constexpr int kAlgoPat = 6;  // NCCL_ALGO_PAT
+  SubspaceSet ring_and_pat;
+  for (int a : {kAlgoRing, kAlgoPat})
+    for (int p = 0; p < kNumProtos; ++p) ring_and_pat.valid_mask |= 1u << (a * kNumProtos + p);
+  ring_and_pat.nccl_algo = kAlgoRing;
+  ring_and_pat.nccl_proto = kProtoSimple;
+  struct Case {
+    const char* name;
+    SubspaceSet space;
+    uint64_t bytes;
+    bool settles;
+  };
+  // Cost(): NCCL's default takes 130 µs per MiB, so 1 MiB is below the 1000 µs bound and 64 MiB above it.
+  for (const Case& c :
+       {Case{"tree, short", RingAndTree(), 1 << 20, true}, Case{"no tree, short", ring_and_pat, 1 << 20, false},
+        Case{"tree, long", RingAndTree(), uint64_t{64} << 20, false}}) {
+    Leader::Options o = Opts();
+    o.settle_below_us = 1000;
+    Loop loop(o);
+    loop.space = c.space;
+    loop.keys = {Key(c.bytes)};
+    loop.Run(60);
+    EXPECT_EQ(loop.settle_messages > 0, c.settles) << c.name << ": " << loop.settle_messages << " settle messages";
+  }
 }
 
 // The tuned time reported is the incumbent's as measured beside the default while searching: monitoring
