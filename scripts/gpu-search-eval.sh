@@ -34,6 +34,7 @@ if [ -n "${OLD_LIB:-}" ]; then
   # This package's programs and libraries, linked, with the earlier ccltune library in place of this one's.
   here="$(cd "${PKG:-.gpu}" && pwd)"
   OLD_PKG="$(mktemp -d /tmp/ccltune-old-pkg.XXXXXX)"
+  trap 'rm -rf "$OLD_PKG"' EXIT
   mkdir -p "$OLD_PKG/bin" "$OLD_PKG/lib"
   ln -s "$here"/bin/* "$OLD_PKG/bin/"
   ln -s "$here"/lib/* "$OLD_PKG/lib/"
