@@ -10,10 +10,17 @@ it), the default is oracle_default_us and the oracle oracle_us, as in bench/sear
 
 Per file one line: its shares, mean converge calls and the rows past either bar. Then the totals over
 all files: rows past each bar, the worst ratios, mean/p90/max converge calls, shares over the pooled
-rows (sum of log gains over sum of log headrooms, per collective), and the rows past a bar.
+rows (sum of log gains over sum of log headrooms, per collective), and the rows past a bar. With --per-row,
+then one line per collective and size over the files: how many runs, how many past each bar, mean calls.
+
+With --model TABLE (runs on the simulated cluster: the landscape table it ran, SIMNCCL_MODEL_FILE), the same
+bars on the table's own times, free of the oracle's measurement noise: the tuned config's table time over the
+best table time of its row (NCCL's default included) and over the default's. The oracle's pick is the best of
+several noisy medians, so a tuned config within a few percent of the best in the table can read past 1.05 in
+the oracle's rounds; a row past the bar on the table's times is a pick the search really missed.
 
 Usage: bench/search_tally.py RUN1.json [RUN2.json ...] [--calls-cap N] [--oracle-bar 1.05]
-       [--default-bar 1.02]
+       [--default-bar 1.02] [--per-row] [--model TABLE]
 """
 import argparse
 import json
@@ -73,12 +80,68 @@ def fmt_shares(s):
     return " ".join("%s %.3f" % (k, v) for k, v in s.items())  # three places: the bar is 0.85, and 0.8476 is below it
 
 
+# NCCL's algorithm and protocol numbers (the table's aA.pP.ncN names) by the names the JSON configs use.
+ALGOS = {"tree": 0, "ring": 1, "collnet_direct": 2, "collnet_chain": 3, "nvls": 4, "nvls_tree": 5, "pat": 6}
+PROTOS = {"ll": 0, "ll128": 1, "simple": 2}
+TABLE_COLLS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter"}
+
+
+def load_table(path):
+    """{(collective, bytes): {table config name: us}} from a landscape table (bench/landscape.hpp's format:
+    `collective config bytes us busbw` lines, `#` comments)."""
+    table = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#") or len(w) < 4:
+                continue
+            table.setdefault((TABLE_COLLS.get(w[0], w[0]), int(w[2])), {})[w[1]] = float(w[3])
+    return table
+
+
+def table_name(c):
+    """The table's name of a JSON config: `default`, or aA.pP.ncN; None where the table cannot name it (a chunk
+    size, an algorithm or protocol it does not know)."""
+    if not c or c.get("algorithm") == "default":
+        return "default"
+    if c.get("chunk_bytes") or c.get("algorithm") not in ALGOS or c.get("protocol") not in PROTOS:
+        return None
+    return "a%d.p%d.nc%d" % (ALGOS[c["algorithm"]], PROTOS[c["protocol"]], c.get("channels", 0))
+
+
+def model_ratios(row, table):
+    """(tuned / best, tuned / default) on the table's times for a result row, or None where the table lacks
+    the row or the tuned config."""
+    times = table.get((row["collective"], row["bytes"]))
+    name = table_name(row.get("config"))
+    if not times or name not in times or "default" not in times:
+        return None
+    return times[name] / min(times.values()), times[name] / times["default"]
+
+
+def per_row(rows, calls_cap, oracle_bar, default_bar):
+    """Lines "collective bytes: runs N, t/o past P, t/d past Q, calls C" per (collective, bytes), in first-seen
+    order: C is the mean converge calls over its runs (a run that never converged counts as calls_cap)."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["collective"], r["bytes"]), []).append(r)
+    out = []
+    for (coll, size), rs in by.items():
+        p_o = sum(r["tuned"] / r["oracle"] > oracle_bar for r in rs)
+        p_d = sum(r["tuned"] / r["default"] > default_bar for r in rs)
+        c = sum(r["calls"] or calls_cap for r in rs) / len(rs)
+        out.append("%s %d: runs %d, t/o past %d, t/d past %d, calls %.1f" % (coll, size, len(rs), p_o, p_d, c))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--calls-cap", type=int, default=300)
     ap.add_argument("--oracle-bar", type=float, default=1.05)
     ap.add_argument("--default-bar", type=float, default=1.02)
+    ap.add_argument("--per-row", action="store_true", help="a line per collective and size over the files")
+    ap.add_argument("--model", help="the landscape table the simulated runs used: the bars on its times too")
     a = ap.parse_args()
 
     pooled, past, calls = [], [], []
@@ -113,6 +176,31 @@ def main():
     print("share of the headroom (pooled rows): %s" % fmt_shares(shares(pooled)))
     for line in past:
         print("  " + line)
+    if a.model:
+        table = load_table(a.model)
+        model, unknown, model_past = [], 0, []
+        for path, rows in runs:
+            for raw in json.load(open(path)).get("results", []):
+                t = tally_row(raw)
+                if t is None:
+                    continue
+                m = model_ratios(raw, table)
+                if m is None:
+                    unknown += 1
+                    continue
+                model.append(m)
+                if m[0] > a.oracle_bar or m[1] > a.default_bar:
+                    model_past.append("%s %s %d: %s table t/best %.3f t/d %.3f" % (
+                        os.path.basename(path), t["collective"], t["bytes"], t["config"], m[0], m[1]))
+        print("on the table's times (%s): rows %d (%d not in it) | tuned/best > %.2f: %d | tuned/default > %.2f: %d" %
+              (os.path.basename(a.model), len(model), unknown, a.oracle_bar, sum(x > a.oracle_bar for x, _ in model),
+               a.default_bar, sum(y > a.default_bar for _, y in model)))
+        for line in model_past:
+            print("  " + line)
+    if a.per_row:
+        print("per row (over the files):")
+        for line in per_row(pooled, a.calls_cap, a.oracle_bar, a.default_bar):
+            print("  " + line)
     return 0
 
 

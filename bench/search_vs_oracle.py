@@ -8,8 +8,10 @@ each over the default measured next to it) and the oracle's (the config's block 
 pairs are pooled per config and size, and their medians printed, with the median of search / oracle: above 1, the
 search reads the config slower against the default than the oracle's blocks do, and keeps the default where the
 oracle's gain is that small. A workload searched more than once (a re-opened search) counts its last search.
+The sizes of several collectives pool together; --collective keeps one (allreduce, allgather, reducescatter).
 
-Usage: bench/search_vs_oracle.py RUN.json [RUN.json ...] [--config NAME] [--min-samples N] [--min-bytes B]
+Usage: bench/search_vs_oracle.py RUN.json [RUN.json ...] [--config NAME] [--collective NAME] [--min-samples N]
+       [--min-bytes B]
 """
 import argparse
 import collections
@@ -32,8 +34,8 @@ def readings(text):
     return out
 
 
-def pairs(json_path, text_path, min_samples=3, only=None):
-    """[(config, bytes, search relative, oracle relative)] for one run."""
+def pairs(json_path, text_path, min_samples=3, only=None, collective=None):
+    """[(config, bytes, search relative, oracle relative)] for one run (only `collective`'s rows when given)."""
     with open(json_path) as f:
         run = json.load(f)
     with open(text_path) as f:
@@ -42,7 +44,7 @@ def pairs(json_path, text_path, min_samples=3, only=None):
     out = []
     for row in run["results"]:
         default = row.get("oracle_default_us")
-        if not default:
+        if not default or (collective and row.get("collective") != collective):
             continue
         searched = read.get(workload_name(row, nranks), {})
         for c in row.get("oracle_candidates") or []:
@@ -59,6 +61,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--config", default=None, help="only this config (as the logs write it: ring/simple/nc1)")
+    ap.add_argument("--collective", default=None, help="only this collective's rows (as the JSON names it)")
     ap.add_argument("--min-samples", type=int, default=3)
     ap.add_argument("--min-bytes", type=int, default=0)
     a = ap.parse_args()
@@ -66,7 +69,7 @@ def main():
     for path in a.runs:
         text = path[: -len(".json")] + ".txt"
         try:
-            found = pairs(path, text, a.min_samples, a.config)
+            found = pairs(path, text, a.min_samples, a.config, a.collective)
         except FileNotFoundError:
             print(f"{path}: no {text}, skipped")
             continue

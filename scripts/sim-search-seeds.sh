@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The search on the simulated cluster over several seeds, tallied against issue 12's bars: for each seed
 # the 4-rank bench (--mode compare,oracle, all-reduce/all-gather/reduce-scatter 64 KiB-16 MiB) on a
-# recorded landscape with its fitted noise, then bench/search_tally.py over the seeds' JSONs.
+# recorded landscape with its fitted noise, then bench/search_tally.py over the seeds' JSONs (the bars in the
+# oracle's rounds, and on the recorded table's own times: --model).
 # Usage: [SEEDS="1 2 ... 16"] [MODEL=tests/data/landscapes/testbed-4r] [OUT=dir] [LIB=libccltune.so]
 #        scripts/sim-search-seeds.sh [extra bench args]
 # MODEL is a recorded table's prefix (MODEL.txt, and noise-<name>.txt beside it where there is one).
@@ -38,4 +39,4 @@ for s in ${seeds}; do
   fi
   jsons+=("${out}/seed-${s}.json")
 done
-python3 "${repo}/bench/search_tally.py" "${jsons[@]}"
+python3 "${repo}/bench/search_tally.py" --model "${model}.txt" "${jsons[@]}"

@@ -59,6 +59,38 @@ class Tally(unittest.TestCase):
         _, out = run(self.files)
         self.assertNotIn("t/d 2.", out)
 
+    def test_per_row_counts_each_size_over_the_files(self):
+        _, out = run(self.files + ["--per-row", "--calls-cap", "300"])
+        rows = out.split("per row (over the files):")[1]
+        self.assertIn("allgather 1048576: runs 2, t/o past 1, t/d past 0, calls 50.0", rows)
+        self.assertIn("allgather 4194304: runs 2, t/o past 1, t/d past 0, calls 165.0", rows)
+        self.assertIn("allreduce 1048576: runs 2, t/o past 0, t/d past 1, calls 15.0", rows)
+        _, plain = run(self.files)
+        self.assertNotIn("per row", plain)
+
+    def test_model_reads_the_tuned_configs_on_the_tables_times(self):
+        # The table's all_gather 1 MiB: ring/ll128/nc24 (a's tuned) is the best; 4 MiB: a's default is 1.10 of
+        # ring/simple/nc1, b's tuned; all_reduce 1 MiB: the default is the best and a's default 1.0 of it.
+        table = os.path.join(self.dir.name, "t.txt")
+        with open(table, "w") as f:
+            f.write("# collective config bytes us busbw\n"
+                    "all_gather default 1048576 110.0 1\nall_gather a1.p1.nc24 1048576 100.0 1\n"
+                    "all_gather default 4194304 110.0 1\nall_gather a1.p2.nc1 4194304 100.0 1\n"
+                    "all_reduce default 1048576 100.0 1\nall_reduce a0.p2.nc2 1048576 103.0 1\n")
+        b = [row("allgather", 1 << 20, 100.0, 90.0, 81.0, 60, {"algorithm": "tree", "protocol": "simple",
+                                                                   "channels": 2}),  # not in the table
+             row("allgather", 4 << 20, 100.0, 95.0, 95.0, 30, {"algorithm": "ring", "protocol": "simple",
+                                                                   "channels": 1}),
+             row("allreduce", 1 << 20, 100.0, 100.0, 100.0, 10, {"algorithm": "tree", "protocol": "simple",
+                                                                     "channels": 2})]
+        path, = write_results(self.dir.name, [("m.json", b)])
+        _, out = run([self.files[0], path, "--model", table])
+        self.assertIn("on the table's times (t.txt): rows 5 (1 not in it) | tuned/best > 1.05: 1 | "
+                      "tuned/default > 1.02: 1", out)
+        self.assertIn("a.json allgather 4194304: default table t/best 1.100 t/d 1.000", out)
+        self.assertIn("m.json allreduce 1048576: tree/simple/nc2 table t/best 1.030 t/d 1.030", out)
+        self.assertNotIn("table t/best 1.000", out)
+
     def test_a_file_without_oracle_rows_is_an_error(self):
         no_oracle = [{"collective": "allreduce", "bytes": 1, "tuned_us": 1.0}]
         path, = write_results(self.dir.name, [("empty.json", no_oracle)])

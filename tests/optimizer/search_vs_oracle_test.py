@@ -64,6 +64,19 @@ class SearchVsOracle(TempDirCase):
         rc, out = run_main(svo, [a, "--min-bytes", str(8 << 20)])
         self.assertEqual(out, "")
 
+    def test_one_collective_of_a_size(self):
+        nc1 = config("ring", "simple", 1)
+        # All-reduce and all-gather of 1 MiB pool under one size unless --collective keeps one.
+        a = self.write_run("r-1", [result("allreduce", 1 << 20, [(nc1, 80.0)], 100.0),
+                                   result("allgather", 1 << 20, [(nc1, 90.0)], 100.0)],
+                           done("allreduce/float32/sum/1048576", [("ring/simple/nc1", 0.82, 5)]) +
+                           done("allgather/float32/262144", [("ring/simple/nc1", 0.95, 5)]))
+        self.assertEqual(len(svo.pairs(a, a[:-5] + ".txt")), 2)
+        self.assertEqual(svo.pairs(a, a[:-5] + ".txt", collective="allgather"),
+                         [("ring/simple/nc1", 1 << 20, 0.95, 0.9)])
+        _, out = run_main(svo, [a, "--collective", "allreduce"])
+        self.assertIn("1048576 ring/simple/nc1: n 1, search 0.820, oracle 0.800, search/oracle 1.025", out)
+
     def test_a_run_without_its_text_is_skipped(self):
         rc, out = run_main(svo, write_results(self.dir.name, [("lone.json", [])]))
         self.assertEqual(rc, 0)

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -18,14 +19,19 @@
 namespace ccltune {
 namespace {
 
-SubspaceSet RingAndTree() {
+constexpr int kAlgoPat = 6;  // NCCL_ALGO_PAT
+
+// Every protocol of the algorithms, NCCL's pick ring/simple.
+SubspaceSet SpaceOf(std::initializer_list<int> algos) {
   SubspaceSet s;
-  for (int a : {kAlgoTree, kAlgoRing})
+  for (int a : algos)
     for (int p = 0; p < kNumProtos; ++p) s.valid_mask |= 1u << (a * kNumProtos + p);
   s.nccl_algo = kAlgoRing;
   s.nccl_proto = kProtoSimple;
   return s;
 }
+
+SubspaceSet RingAndTree() { return SpaceOf({kAlgoTree, kAlgoRing}); }
 
 std::array<float, kNumAlgos * kNumProtos> Costs() {
   std::array<float, kNumAlgos * kNumProtos> c;
@@ -195,12 +201,7 @@ TEST(Leader, SearchConvergesThroughTheBookOnAGoodConfig) {
 // could run with tree, whose time after a sync op is its latency from the ranks' alignment by it: ring and PAT read
 // alike in both contexts, and settling them only cost calls (docs/results/search-testbed.md, forty-second session).
 TEST(Leader, SettlesOnlyShortSearchesThatCouldRunTree) {
-  constexpr int kAlgoPat = 6;  // NCCL_ALGO_PAT
-  SubspaceSet ring_and_pat;
-  for (int a : {kAlgoRing, kAlgoPat})
-    for (int p = 0; p < kNumProtos; ++p) ring_and_pat.valid_mask |= 1u << (a * kNumProtos + p);
-  ring_and_pat.nccl_algo = kAlgoRing;
-  ring_and_pat.nccl_proto = kProtoSimple;
+  const SubspaceSet ring_and_pat = SpaceOf({kAlgoRing, kAlgoPat});
   struct Case {
     const char* name;
     SubspaceSet space;
