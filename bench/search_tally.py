@@ -28,12 +28,14 @@ import math
 import os
 import sys
 
+from check_results import TABLE_NAMES  # the JSON's collective names -> a landscape table's
 from testbed_ceiling import config_or_default_name  # a JSON config as the trace and the logs write it
 
 
 def tally_row(r):
-    """A result row as the tally reads it: collective, bytes, tuned (one communicator), default, oracle, calls and
-    config (the tuned config's name, `default` for NCCL's); None when tuned, default or oracle time is missing."""
+    """A result row as the tally reads it: collective, bytes, tuned (one communicator), default, oracle, calls,
+    config (the tuned config's name, `default` for NCCL's) and json_config (the JSON's config object, None where
+    absent); None when tuned, default or oracle time is missing."""
     tuned = r.get("tuned_same_comm_us") or r.get("tuned_us")
     default = r.get("oracle_default_us")
     oracle = r.get("oracle_us")
@@ -47,6 +49,7 @@ def tally_row(r):
         "oracle": oracle,
         "calls": r.get("converge_calls"),
         "config": config_or_default_name(r.get("config")),
+        "json_config": r.get("config"),
     }
 
 
@@ -83,11 +86,10 @@ def fmt_shares(s):
 # NCCL's algorithm and protocol numbers (the table's aA.pP.ncN names) by the names the JSON configs use.
 ALGOS = {"tree": 0, "ring": 1, "collnet_direct": 2, "collnet_chain": 3, "nvls": 4, "nvls_tree": 5, "pat": 6}
 PROTOS = {"ll": 0, "ll128": 1, "simple": 2}
-TABLE_COLLS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter"}
 
 
 def load_table(path):
-    """{(collective, bytes): {table config name: us}} from a landscape table (bench/landscape.hpp's format:
+    """{(table collective, bytes): {table config name: us}} from a landscape table (bench/landscape.hpp's format:
     `collective config bytes us busbw` lines, `#` comments)."""
     table = {}
     with open(path) as f:
@@ -95,7 +97,7 @@ def load_table(path):
             w = line.split()
             if not w or w[0].startswith("#") or len(w) < 4:
                 continue
-            table.setdefault((TABLE_COLLS.get(w[0], w[0]), int(w[2])), {})[w[1]] = float(w[3])
+            table.setdefault((w[0], int(w[2])), {})[w[1]] = float(w[3])
     return table
 
 
@@ -110,10 +112,10 @@ def table_name(c):
 
 
 def model_ratios(row, table):
-    """(tuned / best, tuned / default) on the table's times for a result row, or None where the table lacks
-    the row or the tuned config."""
-    times = table.get((row["collective"], row["bytes"]))
-    name = table_name(row.get("config"))
+    """(tuned / best, tuned / default) on the table's times for a tally_row, or None where the table lacks the
+    row or the tuned config."""
+    times = table.get((TABLE_NAMES.get(row["collective"], row["collective"]), row["bytes"]))
+    name = table_name(row["json_config"])
     if not times or name not in times or "default" not in times:
         return None
     return times[name] / min(times.values()), times[name] / times["default"]
@@ -180,11 +182,8 @@ def main():
         table = load_table(a.model)
         model, unknown, model_past = [], 0, []
         for path, rows in runs:
-            for raw in json.load(open(path)).get("results", []):
-                t = tally_row(raw)
-                if t is None:
-                    continue
-                m = model_ratios(raw, table)
+            for t in rows:
+                m = model_ratios(t, table)
                 if m is None:
                     unknown += 1
                     continue
