@@ -33,6 +33,7 @@ SimHooks ResolveSimHooks() {
   SimHooks hooks;
   Find("simncclSetMoveData", &hooks.SetMoveData);
   Find("simncclMismatchCount", &hooks.MismatchCount);
+  Find("simncclHostSync", &hooks.HostSync);
   return hooks;
 }
 

@@ -25,6 +25,7 @@ struct CcltuneApi {
 struct SimHooks {
   void (*SetMoveData)(int) = nullptr;          // simncclSetMoveData: move data on the next calls
   long long (*MismatchCount)(void) = nullptr;  // simncclMismatchCount: cross-rank config mismatches seen
+  void (*HostSync)(void) = nullptr;            // simncclHostSync: the streams are idle until the next launch
 };
 
 CcltuneApi ResolveCcltune();

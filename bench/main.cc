@@ -80,14 +80,14 @@ struct Bench {
   ncclComm_t c = nullptr;  // overhead mode: forced to B's converged config
   CcltuneApi api;
   SimHooks sim;
-  bool tuning = false;                             // ccltune loaded, active, and accepted the modes on every rank
-  std::unique_ptr<GpuKernels> kernels;             // CUDA backend, when built in and needed
-  std::unique_ptr<BackgroundLoad> load;            // --interference-mode queue on the CUDA backend
-  LoadStats load_alone;                            // the load's throughput with no collectives running
-  std::unique_ptr<StepLoad> step_load;             // --interference-mode step (the default) on the CUDA backend
-  uint64_t steps = 0;                              // step tags
-  nlohmann::json overhead_report = nullptr;        // overhead mode's section of the report (rank 0)
-  std::vector<LandscapeSample> landscape_samples;  // landscape mode (identical on every rank)
+  bool tuning = false;                                 // ccltune loaded, active, and accepted the modes on every rank
+  std::unique_ptr<GpuKernels> kernels;                 // CUDA backend, when built in and needed
+  std::unique_ptr<BackgroundLoad> load;                // --interference-mode queue on the CUDA backend
+  LoadStats load_alone;                                // the load's throughput with no collectives running
+  std::unique_ptr<StepLoad> step_load;                 // --interference-mode step (the default) on the CUDA backend
+  uint64_t steps = 0;                                  // step tags
+  nlohmann::json sections = nlohmann::json::object();  // the modes' own sections of the report (rank 0)
+  std::vector<LandscapeSample> landscape_samples;      // landscape mode (identical on every rank)
   std::vector<LandscapeAlias> landscape_aliases;
 
   // The background load runs while collectives are tuned (unless --interference-phase compare) and timed, and
@@ -744,20 +744,15 @@ IdleCheckCost MeasureIdleCheck(Bench& bench) {
   return c;
 }
 
-// The overhead mode: A keeps NCCL's default, B is tuned to convergence, C is forced to B's config.
-// Forced mode applies the same config through the same plugin path as B's converged state but
-// without timing or sync ops, so B - C is exactly what ccltune's bookkeeping costs per call (NCCL's
-// own env variables would change the communicator's channel set, not just the call's config).
-// Across runs, the same mode with CCLTUNE_DISABLE=1 and without the preload measures A only.
-void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_errors) {
+// Every row of the sweep (collectives x datatypes x sizes; sizes with less than one element per rank are left
+// out) with its buffers: the workloads of the modes that run them all together (overhead, loop).
+struct SweepRow {
+  std::unique_ptr<RowBuffers> buffers;
+  Bench::Row row;
+};
+std::vector<SweepRow> SweepRows(Bench& bench) {
   const Options& opt = bench.opt;
-  const int rank = bench.rank;
-  struct Item {
-    std::unique_ptr<RowBuffers> buffers;
-    Bench::Row row;
-    RowResult r;
-  };
-  std::vector<Item> items;
+  std::vector<SweepRow> rows;
   for (Coll coll : opt.colls)
     for (int dtype : opt.dtypes)
       for (uint64_t size : SweepSizes(opt)) {
@@ -766,16 +761,36 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
         absl::StatusOr<std::unique_ptr<RowBuffers>> buffers =
             RowBuffers::Create(bench.device.get(), coll, g, dtype, opt.root, bench.rank, bench.nranks, opt.seed);
         Check(buffers.status(), "allocating buffers");
-        Item it;
-        it.buffers = *std::move(buffers);
-        it.row = Bench::Row{coll, dtype, g, it.buffers.get()};
-        it.r.coll = coll;
-        it.r.dtype = dtype;
-        it.r.op = g.op;
-        it.r.bytes = g.bytes;
-        it.r.count = g.count;
-        items.push_back(std::move(it));
+        SweepRow r;
+        r.buffers = *std::move(buffers);
+        r.row = Bench::Row{coll, dtype, g, r.buffers.get()};
+        rows.push_back(std::move(r));
       }
+  return rows;
+}
+
+// The overhead mode: A keeps NCCL's default, B is tuned to convergence, C is forced to B's config.
+// Forced mode applies the same config through the same plugin path as B's converged state but
+// without timing or sync ops, so B - C is exactly what ccltune's bookkeeping costs per call (NCCL's
+// own env variables would change the communicator's channel set, not just the call's config).
+// Across runs, the same mode with CCLTUNE_DISABLE=1 and without the preload measures A only.
+void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_errors) {
+  const Options& opt = bench.opt;
+  const int rank = bench.rank;
+  struct Item : SweepRow {
+    RowResult r;
+  };
+  std::vector<Item> items;
+  for (SweepRow& s : SweepRows(bench)) {
+    Item it;
+    static_cast<SweepRow&>(it) = std::move(s);
+    it.r.coll = it.row.coll;
+    it.r.dtype = it.row.dtype;
+    it.r.op = it.row.g.op;
+    it.r.bytes = it.row.g.bytes;
+    it.r.count = it.row.g.count;
+    items.push_back(std::move(it));
+  }
   const bool t = bench.tuning;
   std::vector<ncclComm_t> comms =
       t ? std::vector<ncclComm_t>{bench.a, bench.b, bench.c} : std::vector<ncclComm_t>{bench.a};
@@ -905,7 +920,7 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
     auto per_batch_ns = [](const HostTimes& t) {
       return nlohmann::json{{"batches", t.calls}, {"median", t.median}, {"p10", t.p10}, {"p90", t.p90}};
     };
-    bench.overhead_report = {
+    bench.sections["overhead"] = {
         {"communicators",
          t ? nlohmann::json::array({"default: A in ccltuneModeDefault", "converged: B tuned to convergence",
                                     "forced: C in ccltuneModeForced with B's config (no timing, no sync ops)"})
@@ -935,6 +950,171 @@ void RunOverhead(Bench& bench, std::vector<RowResult>* results, int64_t* check_e
       std::printf("\n");
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loop mode
+
+// A training loop: every row of the sweep is one workload, run --loop-repeat times per iteration in sweep order on
+// B (tuned), the stream synchronized and a flag exchanged by every rank once per iteration (the host reading the
+// loss), until rank 0 reads every workload settled after an iteration, or --loop-iters. Then -n iterations of A
+// (NCCL's default) and of B alternate (A B B A ...), each timed on the device from its first call's start to its
+// last call's end (maximum over ranks): the iteration by which every workload converged, what the iterations
+// cost while searching, and the converged loop against NCCL's own.
+void RunLoop(Bench& bench, int64_t* check_errors) {
+  const Options& opt = bench.opt;
+  const int rank = bench.rank;
+  struct Workload : SweepRow {
+    int settled_at = 0;  // the first iteration after which ccltune reported it settled (0: never)
+    int reopened = 0;    // settled, then searching again at a later iteration
+  };
+  std::vector<Workload> ws;
+  for (SweepRow& s : SweepRows(bench)) {
+    Workload w;
+    static_cast<SweepRow&>(w) = std::move(s);
+    ws.push_back(std::move(w));
+  }
+  const bool t = bench.tuning;
+  const std::vector<ncclComm_t> comms =
+      t ? std::vector<ncclComm_t>{bench.a, bench.b} : std::vector<ncclComm_t>{bench.a};
+  int64_t errors = 0;
+  if (opt.check)
+    for (Workload& w : ws) errors += bench.DataCheck(w.row, bench.a);
+  // One iteration on `comm`, timed under `tag` when `timer` is given; the stream synchronized after it.
+  auto iteration = [&](ncclComm_t comm, executor::Timer* timer, uint64_t tag) {
+    const bool timed = timer != nullptr && timer->Begin(bench.stream, tag);
+    for (Workload& w : ws)
+      for (int r = 0; r < opt.loop_repeat; ++r) bench.Run(w.row, comm);
+    if (timed) timer->End(bench.stream);
+    Check(bench.device->StreamSynchronize(bench.stream), "stream synchronize after a loop iteration");
+    // The simulated streams are idle now too: the next iteration's first call starts on an idle stream, as on a GPU.
+    if (bench.sim.HostSync) bench.sim.HostSync();
+  };
+  for (int i = 0; i < opt.warmup; ++i) iteration(bench.a, nullptr, 0);
+
+  // 1. Tuning: B's iterations until every workload settled.
+  int all_settled_at = 0;
+  int iters = 0;
+  std::vector<executor::Sample> tuning_samples;
+  if (t) {
+    executor::Timer timer(bench.device.get(), 4);
+    while (iters < opt.loop_iters && all_settled_at == 0) {
+      iteration(bench.b, &timer, static_cast<uint64_t>(iters));
+      timer.Harvest(&tuning_samples);
+      ++iters;
+      int all = 1;
+      if (rank == 0) {
+        for (Workload& w : ws) {
+          const std::optional<ccltuneWorkloadStats_t> s = bench.Stats(w.row, bench.b);
+          const bool settled = s && Settled(s->state);
+          if (settled && w.settled_at == 0) w.settled_at = iters;
+          if (!settled && w.settled_at != 0) w.settled_at = 0, ++w.reopened;
+          if (!settled) all = 0;
+        }
+      }
+      MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (all) all_settled_at = iters;
+    }
+  }
+  std::vector<double> tuning_us(static_cast<size_t>(iters), -1.0);
+  for (const executor::Sample& s : tuning_samples)
+    if (s.tag < tuning_us.size()) tuning_us[s.tag] = s.us;
+  MPI_Allreduce(MPI_IN_PLACE, tuning_us.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+
+  // 2. The converged loop against NCCL's default, iterations alternating.
+  executor::Timer timer(bench.device.get(), 4);
+  std::vector<executor::Sample> samples;
+  const size_t k = comms.size();
+  for (int i = 0; i < opt.iters; ++i)
+    for (size_t j = 0; j < k; ++j) {
+      const size_t c = i % 2 == 0 ? j : k - 1 - j;
+      iteration(comms[c], &timer, static_cast<uint64_t>(i) * k + c);
+      timer.Harvest(&samples);
+    }
+  // Each timed iteration's time, the maximum over ranks, per communicator (-1: not timed).
+  std::vector<double> per_iter(static_cast<size_t>(opt.iters) * k, -1.0);
+  for (const executor::Sample& s : samples)
+    if (s.tag < per_iter.size()) per_iter[s.tag] = s.us;
+  MPI_Allreduce(MPI_IN_PLACE, per_iter.data(), static_cast<int>(per_iter.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<std::vector<double>> timed_us(k);
+  for (int i = 0; i < opt.iters; ++i)
+    for (size_t c = 0; c < k; ++c) timed_us[c].push_back(per_iter[static_cast<size_t>(i) * k + c]);
+  if (t && opt.check)
+    for (Workload& w : ws) errors += bench.DataCheck(w.row, bench.b);
+  int64_t total_errors = 0;
+  MPI_Allreduce(&errors, &total_errors, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  *check_errors += total_errors;
+  if (rank != 0) return;
+
+  // Medians in µs, < 0 where none was measured.
+  const double default_us = Median(timed_us[0]).value_or(-1);
+  const double tuned_us = t ? Median(timed_us[1]).value_or(-1) : -1;
+  double tuning_total = 0;
+  int tuning_timed = 0;
+  for (double us : tuning_us)
+    if (us >= 0) tuning_total += us, ++tuning_timed;
+  std::printf("# loop: %zu workloads, each %d per iteration", ws.size(), opt.loop_repeat);
+  if (!t) {
+    std::printf(" (ccltune not tuning: NCCL's default only)\n");
+  } else if (all_settled_at > 0) {
+    std::printf(": every workload settled after iteration %d (limit %d)\n", all_settled_at, opt.loop_iters);
+  } else {
+    std::printf(": not every workload settled within %d iterations\n", opt.loop_iters);
+  }
+  nlohmann::json per = nlohmann::json::array();
+  for (Workload& w : ws) {
+    const std::optional<ccltuneWorkloadStats_t> s = bench.Stats(w.row, bench.b);
+    std::optional<ccltuneConfig_t> config;
+    std::optional<int64_t> converge_calls;
+    if (s) {
+      config = s->config;
+      if (s->convergeCalls > 0 || Settled(s->state)) converge_calls = s->convergeCalls;
+    }
+    const std::string coll(CollName(w.row.coll));
+    if (t)
+      std::printf("#   %-13s %10llu B %s: settled after iteration %d, %lld calls to converge, %s%s\n", coll.c_str(),
+                  static_cast<unsigned long long>(w.row.g.bytes), std::string(DtypeName(w.row.dtype)).c_str(),
+                  w.settled_at, static_cast<long long>(converge_calls.value_or(-1)),
+                  config ? ConfigText(*config).c_str() : "n/a",
+                  w.reopened ? (", re-opened " + std::to_string(w.reopened) + "x").c_str() : "");
+    per.push_back({{"collective", coll},
+                   {"bytes", w.row.g.bytes},
+                   {"dtype", std::string(DtypeName(w.row.dtype))},
+                   {"op", std::string(RedOpName(w.row.g.op))},
+                   {"settled_at", w.settled_at},
+                   {"reopened", w.reopened},
+                   {"converge_calls", converge_calls ? nlohmann::json(*converge_calls) : nlohmann::json(nullptr)},
+                   {"config", config ? nlohmann::json(ConfigText(*config)) : nlohmann::json(nullptr)}});
+  }
+  auto opt_json = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  if (default_us > 0) {
+    std::printf("# loop, %d timed iterations of each, alternating: NCCL's default %.1f us per iteration", opt.iters,
+                default_us);
+    if (tuned_us > 0) std::printf(", tuned %.1f us: default/tuned %.3f", tuned_us, default_us / tuned_us);
+    std::printf("\n");
+    if (t && tuning_timed > 0)
+      std::printf("# loop while searching: %d iterations took %.1f us, %.3f times as many of NCCL's default\n",
+                  tuning_timed, tuning_total, tuning_total / (tuning_timed * default_us));
+  }
+  bench.sections["loop"] = {
+      {"note",
+       "each iteration runs every workload loop_repeat times in sweep order, then synchronizes the stream and the "
+       "ranks; iteration times on the device, first call's start to last call's end, maximum over ranks; "
+       "all_settled_at: the first iteration after which rank 0 read every workload settled (0: not within "
+       "max_iters); timed: `timed_iters` iterations of each communicator, alternating, after that (timed_*_us, in "
+       "order), "
+       "and their medians"},
+      {"repeat", opt.loop_repeat},
+      {"max_iters", opt.loop_iters},
+      {"tuning", t},
+      {"all_settled_at", all_settled_at},
+      {"workloads", per},
+      {"tuning_iter_us", tuning_us},
+      {"timed_iters", opt.iters},
+      {"default_iter_us", opt_json(default_us)},
+      {"tuned_iter_us", opt_json(tuned_us)},
+      {"timed_default_us", timed_us[0]},
+      {"timed_tuned_us", t ? nlohmann::json(timed_us[1]) : nlohmann::json(nullptr)}};
 }
 
 std::string NowUtc() {
@@ -1066,12 +1246,12 @@ int Main(int argc, char** argv) {
   ncclUniqueId ids[3];
   if (rank == 0) {
     CheckNccl(ncclGetUniqueId(&ids[0]), "ncclGetUniqueId");
-    if (opt.compare || opt.overhead) CheckNccl(ncclGetUniqueId(&ids[1]), "ncclGetUniqueId");
+    if (opt.compare || opt.overhead || opt.loop) CheckNccl(ncclGetUniqueId(&ids[1]), "ncclGetUniqueId");
     if (opt.overhead) CheckNccl(ncclGetUniqueId(&ids[2]), "ncclGetUniqueId");
   }
   MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, MPI_COMM_WORLD);
   CheckNccl(ncclCommInitRank(&bench.a, bench.nranks, ids[0], rank), "ncclCommInitRank (A)");
-  if (opt.compare || opt.overhead)
+  if (opt.compare || opt.overhead || opt.loop)
     CheckNccl(ncclCommInitRank(&bench.b, bench.nranks, ids[1], rank), "ncclCommInitRank (B)");
   if (opt.overhead) CheckNccl(ncclCommInitRank(&bench.c, bench.nranks, ids[2], rank), "ncclCommInitRank (C)");
 
@@ -1094,6 +1274,7 @@ int Main(int argc, char** argv) {
   if (opt.oracle) meta.modes.push_back("oracle");
   if (opt.overhead) meta.modes.push_back("overhead");
   if (opt.landscape) meta.modes.push_back("landscape");
+  if (opt.loop) meta.modes.push_back("loop");
   meta.interference = bench.load != nullptr;
   meta.ccltune_version = bench.api.Version();
   meta.preloaded = preloaded;
@@ -1121,7 +1302,11 @@ int Main(int argc, char** argv) {
     if (rank == 0) std::printf("#\n# overhead mode\n");
     RunOverhead(bench, &rows, &check_errors);
   }
-  for (Coll coll : opt.overhead ? std::vector<Coll>{} : opt.colls) {
+  if (opt.loop) {
+    if (rank == 0) std::printf("#\n# loop mode\n");
+    RunLoop(bench, &check_errors);
+  }
+  for (Coll coll : opt.overhead || opt.loop ? std::vector<Coll>{} : opt.colls) {
     if (rank == 0) PrintTableHeader(coll, opt.compare, opt.oracle);
     for (int dtype : opt.dtypes) {
       for (uint64_t size : SweepSizes(opt)) {
@@ -1207,7 +1392,7 @@ int Main(int argc, char** argv) {
                     opt.landscape_out.c_str(), bench.landscape_samples.size());
     }
     if (!opt.json_path.empty()) {
-      absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches, bench.overhead_report);
+      absl::Status st = WriteJsonReport(opt.json_path, meta, rows, mismatches, bench.sections);
       if (!st.ok())
         std::fprintf(stderr, "ccltune-bench: %s\n", std::string(st.message()).c_str());
       else

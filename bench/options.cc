@@ -149,7 +149,7 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
        }},
       {"--mode",
        [&](const std::string& v) -> absl::Status {
-         o.compare = o.oracle = o.overhead = o.landscape = false;
+         o.compare = o.oracle = o.overhead = o.landscape = o.loop = false;
          for (const std::string& m : SplitCommas(v)) {
            if (m == "compare") {
              o.compare = true;
@@ -159,13 +159,17 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
              o.overhead = true;
            } else if (m == "landscape") {
              o.landscape = true;
+           } else if (m == "loop") {
+             o.loop = true;
            } else {
              return absl::InvalidArgumentError("--mode: unknown mode '" + m +
-                                               "' (accepted: compare, oracle, overhead, landscape)");
+                                               "' (accepted: compare, oracle, overhead, landscape, loop)");
            }
          }
-         if (!o.compare && !o.oracle && !o.overhead && !o.landscape)
+         if (!o.compare && !o.oracle && !o.overhead && !o.landscape && !o.loop)
            return absl::InvalidArgumentError("--mode: no mode given");
+         if (o.loop && (o.compare || o.oracle || o.overhead || o.landscape))
+           return absl::InvalidArgumentError("--mode: loop runs alone (not with compare or oracle)");
          if (o.overhead && (o.compare || o.oracle || o.landscape))
            return absl::InvalidArgumentError("--mode: overhead runs alone (not with compare or oracle)");
          if (o.landscape && (o.compare || o.oracle))
@@ -187,6 +191,14 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       {"--settle-calls",
        [&](const std::string& v) {
          return status_of(ParseInt("--settle-calls", v, 0, 1 << 30), [&](int64_t x) { o.settle_calls = x; });
+       }},
+      {"--loop-repeat",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--loop-repeat", v, 1, 1 << 10), [&](int64_t x) { o.loop_repeat = x; });
+       }},
+      {"--loop-iters",
+       [&](const std::string& v) {
+         return status_of(ParseInt("--loop-iters", v, 1, 1 << 20), [&](int64_t x) { o.loop_iters = x; });
        }},
       {"--oracle-confirm",
        [&](const std::string& v) {
@@ -327,6 +339,7 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
     return absl::InvalidArgumentError("-b/-e: need 0 < minbytes <= maxbytes");
   }
+  if (o.loop && o.load.on()) return absl::InvalidArgumentError("--mode loop: --interference is not supported");
   if (o.landscape && o.landscape_out.empty())
     return absl::InvalidArgumentError("--mode landscape needs --landscape-out PREFIX");
   // Results measured under interference must say so in their file name, not only inside.
@@ -354,12 +367,14 @@ usage: mpirun -np N ccltune-bench [options]
   -n, --iters N            timed calls per side                                  [100]
   -w, --warmup N           warm-up calls per side                                [5]
       --check 0|1          data check of every configuration measured            [1]
-      --mode LIST          compare,oracle, or overhead or landscape alone        [compare]
+      --mode LIST          compare,oracle, or overhead, landscape or loop alone  [compare]
       --max-tune-calls N   cap on tuning calls per row (compare)                 [2000]
       --tune-step N        compare: calls per host-synchronized step while tuning [8]
       --settle-calls N     compare: calls of B after it converged, before timing  [0]
       --search-cost 0|1    compare: host wall time of the tuning loop, and of the
                            same loop on NCCL's default for as many calls           [0]
+      --loop-repeat N      loop: calls of each workload per iteration            [1]
+      --loop-iters N       loop: iterations at most until every workload settled [300]
       --oracle-confirm K   oracle: re-time the best K configs and the default in 3
                            alternating rounds; 0 keeps the screening pass's best   [4]
       --oracle-both 0|1    oracle with compare: each round also times every candidate
@@ -403,6 +418,11 @@ asked) is forced on A, data-checked once, and timed in several passes, each in a
 with NCCL's default re-timed after every 6 configs; configs NCCL runs identically to an earlier one
 (ccltune's channel truth) are recorded as aliases, not timed. Every call's min and max over ranks
 goes to PREFIX.samples, the medians to PREFIX.txt (the reference tables' format).
+loop: every row of the sweep is one workload of a training loop on B (tuned): each iteration runs
+every workload --loop-repeat times in sweep order, then synchronizes the stream and the ranks once
+(the loss), until rank 0 reads every workload settled or --loop-iters; then -n iterations of A and
+of B alternate (A B B A ...), each timed on the device from its first call to its last (maximum
+over ranks): the iteration by which all converged, and the converged loop against NCCL's default.
 The simulated backend accepts --interference and says it has no effect (it runs no kernels).
 Sizes: allgather = output bytes,
 reducescatter = input bytes. ccltune is reached through its C API with dlsym (LD_PRELOAD it);

@@ -32,6 +32,11 @@ struct Options {
   int landscape_channels = 0;  // landscape: channels asked, 1..N (0: ccltune's channel budget)
   // landscape: instead of blocks, each config's switch costs against NCCL's default (Bench::SwitchCosts).
   bool landscape_switch = false;
+  // --mode loop: the sweep's rows as the workloads of one training loop on B until all converged, then the
+  // converged loop's iterations against NCCL's default's (main.cc, RunLoop)
+  bool loop = false;
+  int loop_repeat = 1;        // loop: calls of each workload per iteration
+  int loop_iters = 300;       // loop: iterations at most while tuning
   int overhead_calls = 2000;  // host-timed calls per communicator (overhead mode)
   LoadOptions load;           // --interference
   int max_tune_calls = 2000;

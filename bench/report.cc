@@ -71,7 +71,7 @@ void PrintTableRow(const RowResult& r, bool compare, bool oracle) {
 }
 
 absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const std::vector<RowResult>& rows,
-                             int64_t mismatches, const nlohmann::json& overhead) {
+                             int64_t mismatches, const nlohmann::json& sections) {
   nlohmann::json results = nlohmann::json::array();
   for (const RowResult& r : rows) {
     nlohmann::json candidates = nlohmann::json::array();
@@ -128,7 +128,8 @@ absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const st
                           {"interference_load", meta.interference_load}}},
                         {"results", results},
                         {"mismatches", mismatches}};
-  if (!overhead.is_null()) doc["overhead"] = overhead;
+  if (sections.is_object())
+    for (const auto& [name, section] : sections.items()) doc[name] = section;
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

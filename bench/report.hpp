@@ -85,8 +85,8 @@ void PrintTableHeader(Coll coll, bool compare, bool oracle);
 void PrintTableRow(const RowResult& r, bool compare, bool oracle);
 
 // Writes the report atomically (a temporary file renamed over `path`).
-// `overhead`: the overhead mode's section (null otherwise).
+// `sections`: a mode's own sections of the report, by name ("overhead", "loop"), or null.
 absl::Status WriteJsonReport(const std::string& path, const Meta& meta, const std::vector<RowResult>& rows,
-                             int64_t mismatches, const nlohmann::json& overhead = nullptr);
+                             int64_t mismatches, const nlohmann::json& sections = nullptr);
 
 }  // namespace ccltune::bench

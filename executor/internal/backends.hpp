@@ -17,6 +17,11 @@ using SimClockFn = double (*)();
 // time once the rank's lag after its last collective has passed (simulated NCCLs without it: kSimClockSymbol).
 inline constexpr char kSimStartClockSymbol[] = "simncclVirtualStartTimeUs";
 
+// Whether the simulated streams are idle: `extern "C" int simncclStreamIdle(void)`, 1 after the application
+// synchronized with the device and before the next launch (simulated NCCLs without it: never idle).
+inline constexpr char kSimStreamIdleSymbol[] = "simncclStreamIdle";
+using SimStreamIdleFn = int (*)();
+
 // The simulated NCCL's clock when it is loaded in this process (dlsym(RTLD_DEFAULT)), else nullptr.
 SimClockFn FindSimulatedClock();
 SimClockFn FindSimulatedStartClock();

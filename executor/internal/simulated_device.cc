@@ -29,7 +29,9 @@ struct SimEvent {
 class SimulatedDevice final : public Device {
  public:
   SimulatedDevice(SimClockFn clock, SimClockFn start_clock)
-      : clock_(clock), start_clock_(start_clock != nullptr ? start_clock : clock) {}
+      : clock_(clock),
+        start_clock_(start_clock != nullptr ? start_clock : clock),
+        stream_idle_(reinterpret_cast<SimStreamIdleFn>(dlsym(RTLD_DEFAULT, kSimStreamIdleSymbol))) {}
 
   Backend backend() const override { return Backend::kSimulated; }
   const char* name() const override { return "simulated"; }
@@ -80,6 +82,7 @@ class SimulatedDevice final : public Device {
   }
 
   bool IsCapturing(Stream s) override { return false; }
+  bool StreamIdle(Stream s) override { return stream_idle_ != nullptr && stream_idle_() != 0; }
 
  private:
   static absl::Status Record(Event e, SimClockFn clock, const char* what) {
@@ -99,6 +102,7 @@ class SimulatedDevice final : public Device {
 
   SimClockFn clock_;
   SimClockFn start_clock_;
+  SimStreamIdleFn stream_idle_;
   int streams_created_ = 0;
 };
 

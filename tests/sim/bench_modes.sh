@@ -5,7 +5,8 @@
 # effect" recorded in meta (its phase too), while a JSON name without "interference" is refused;
 # --settle-calls is recorded in meta; --search-cost 1 gives every row both wall times (bench/search_cost.py reads
 # them), and without it they are null; --mode landscape --landscape-switch 1 times every config next to
-# NCCL's default (seq 0-4 per config and round in the samples, one "# switch" line per config).
+# NCCL's default (seq 0-4 per config and round in the samples, one "# switch" line per config); --mode loop runs the
+# sweep's rows as one training loop until every workload settled, then times the converged loop against NCCL's default.
 # Usage: bench_modes.sh LIBCCLTUNE SIMNCCL_DIR BENCH OUTDIR
 set -euo pipefail
 lib="$1" simdir="$2" bench="$3" out="$4"
@@ -92,6 +93,37 @@ for res in cost:
     assert res["converged"] and res["tune_calls"] > 0, res
     assert res["tune_wall_us"] > 0 and res["default_wall_us"] > 0, res
 print("bench modes: ok")
+PY
+# The training loop: 6 workloads, each twice per iteration, until all settled; --mode loop with another mode is refused.
+run -c allreduce,allgather -b 64K -e 1M -n 10 --mode loop --loop-repeat 2 --json "$out/loop.json" >"$out/loop.log"
+grep -q "every workload settled after iteration" "$out/loop.log"
+if run -c allreduce -b 64K -e 64K --mode loop,compare >"$out/loop-refused.log" 2>&1; then
+  echo "FAIL: --mode loop,compare was accepted"
+  exit 1
+fi
+grep -q "loop runs alone" "$out/loop-refused.log"
+python3 - "$out/loop.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["meta"]["modes"] == ["loop"] and doc["results"] == [] and doc["mismatches"] == 0, doc["meta"]
+loop = doc["loop"]
+assert loop["repeat"] == 2 and loop["tuning"] is True and loop["timed_iters"] == 10, loop
+n = loop["all_settled_at"]
+assert 0 < n <= loop["max_iters"], n
+# One device time per tuning iteration, and the last iteration is the one after which all had settled.
+assert len(loop["tuning_iter_us"]) == n and all(us > 0 for us in loop["tuning_iter_us"]), loop["tuning_iter_us"]
+ws = loop["workloads"]
+assert [(w["collective"], w["bytes"]) for w in ws] == [
+    (c, b) for c in ("allreduce", "allgather") for b in (65536, 262144, 1048576)], ws
+assert max(w["settled_at"] for w in ws) == n, ws
+for w in ws:
+    assert 0 < w["settled_at"] <= n and w["converge_calls"] > 0 and w["config"], w
+assert loop["default_iter_us"] > 0 and loop["tuned_iter_us"] > 0, loop
+for side in ("timed_default_us", "timed_tuned_us"):
+    assert len(loop[side]) == 10 and min(loop[side]) > 0, (side, loop[side])
+# Converged: the tuned loop is no slower than NCCL's default's beyond the model's noise.
+assert loop["tuned_iter_us"] < 1.05 * loop["default_iter_us"], loop
+print("loop: ok")
 PY
 # The switch pattern: 3 rounds of every distinct config (the communicator's 2 channels: ring/ll, ring/simple, pat/simple
 # x nc1, nc2 for all-gather), 5 samples each: 3 of the config, 2 of the default after it.

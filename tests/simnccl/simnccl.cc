@@ -283,6 +283,9 @@ struct Runtime {
   FILE* trace = nullptr;
   std::atomic<long long> movedCalls{0}, mismatches{0};
   double clockUs = 0;
+  // The application synchronized with the device (simncclHostSync) and launched nothing since: a timed call's
+  // start now finds the stream idle (simncclStreamIdle), as the first collective of a training step does on a GPU.
+  bool hostSynced = false;
   double lastModelUs = 0;      // the model's time (before noise) of the last collective this process ran
   simnccl::Config lastConfig;  // what the last collective ran (algorithm, protocol, channels run)
   // Fitted noise: this rank's lag after its last collective, added to the clock at the first clock read after it or
@@ -1105,6 +1108,7 @@ void RunColl(Task& t, bool moveRequested) {
   c->lastWorkload = workload;
   c->lastRan = t.cfg;
   rt.clockUs = start + ranUs;
+  rt.hostSynced = false;
   rt.lastModelUs = t.durUs;
   rt.lastConfig = t.cfg;
   if (c->rank == 0)
@@ -1205,6 +1209,7 @@ void RunP2P(std::vector<Task*>& ops) {
         s.done = true;
         left--;
         rt.clockUs += 5.0 + s.bytes / 20000.0;
+        rt.hostSynced = false;
       }
     }
     if (!progress && left > 0) {
@@ -1692,6 +1697,10 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) { return comm ? n
 __attribute__((visibility("default"))) void simncclSetMoveData(int on) { tMoveNext = on != 0; }
 __attribute__((visibility("default"))) long long simncclMovedCalls(void) { return RT().movedCalls.load(); }
 __attribute__((visibility("default"))) long long simncclMismatchCount(void) { return RT().mismatches.load(); }
+// The application waited for its stream (a training step's end): the streams are idle until the next launch. The
+// simulated device's Device::StreamIdle reads it through simncclStreamIdle.
+__attribute__((visibility("default"))) void simncclHostSync(void) { RT().hostSynced = true; }
+__attribute__((visibility("default"))) int simncclStreamIdle(void) { return RT().hostSynced ? 1 : 0; }
 // The virtual clock. With SIMNCCL_NOISE_MODEL the first read after a collective returns its end, and the rank's
 // lag before its next call starts then (the stop of a timer around the call does not see it; the next start does).
 __attribute__((visibility("default"))) double simncclVirtualTimeUs(void) {
