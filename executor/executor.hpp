@@ -122,21 +122,25 @@ struct Sample {
   bool idle = false;
 };
 
-// Which idle-stream samples a rank marks for dropping: those of a rank whose timed calls mostly start
-// on a busy stream (a training step whose first call follows a host synchronisation, say). Where
-// most timed calls start on an idle stream (a host-bound job), every config pays the same launch and
-// nothing is marked: dropping them all would leave the search without samples.
+// Which idle-stream samples a rank marks for dropping, kept per workload (the runtime's WorkloadSlot): those
+// of a workload whose timed calls mostly start on a busy stream (one timed now and then right after a host
+// synchronisation, say). Where most of them start on an idle stream (the first collective of every training
+// step, right after the step's host synchronisation; a host-bound job), every config pays the same launch
+// and nothing is marked: dropping them all would leave its search without samples.
 class IdleFilter {
  public:
   // Notes the next sample in harvest order; true when it is idle and to be marked.
   bool Mark(bool idle);
   double share() const { return share_; }
 
-  static constexpr double kWeight = 1.0 / 16;  // of the latest sample in the moving share
-  static constexpr double kMaxShare = 0.5;     // idle samples are marked while their share is below it
+  // The latest sample's weight in the moving share: the plain mean of the samples so far while there are fewer
+  // than 1 / kWeight, so a workload whose every timed call starts idle loses its first sample only.
+  static constexpr double kWeight = 1.0 / 16;
+  static constexpr double kMaxShare = 0.5;  // idle samples are marked while their share is below it
 
  private:
-  double share_ = 0;  // exponentially weighted share of idle samples, before the one being noted
+  double share_ = 0;  // share of idle samples before the one being noted (0 before the first)
+  int seen_ = 0;      // samples noted, up to 1 / kWeight
 };
 
 // Times regions on streams with pooled event pairs; never synchronises a stream.

@@ -1,6 +1,7 @@
 // executor: Timer, which times regions on streams with pooled event pairs. Regions are kept in the
 // order they were begun; Harvest queries the oldest ones without blocking and stops at the first
 // that is still in flight, so samples come out in call order and nothing ever synchronizes.
+#include <algorithm>
 #include <deque>
 #include <utility>
 #include <vector>
@@ -115,7 +116,9 @@ void Timer::Harvest(std::vector<Sample>* out) {
 
 bool IdleFilter::Mark(bool idle) {
   const bool mark = idle && share_ < kMaxShare;
-  share_ += kWeight * ((idle ? 1.0 : 0.0) - share_);
+  const double weight = std::max(kWeight, 1.0 / (seen_ + 1));
+  if (weight > kWeight) ++seen_;
+  share_ += weight * ((idle ? 1.0 : 0.0) - share_);
   return mark;
 }
 

@@ -208,7 +208,7 @@ void CommLifecycle::SetUp(CommState& cs) {
   }
   cs.transport = transport.get();
   // Every rank times the calls its schedule says; the timings travel to the leader in the sync ops.
-  cs.timer = std::make_unique<executor::Timer>(device, 512);
+  cs.timer = std::make_unique<executor::Timer>(device, CommState::kTimerDepth);
   CommState* csp = &cs;
   coordinator::CommCoordinator::Hooks hooks;
   hooks.fill_samples = [this, csp](uint64_t first, int n, coordinator::SampleWords* words) {

@@ -112,6 +112,10 @@ struct WorkloadSlot {
   // call that ran it untouched (0 until then). NCCL's default at its own budget runs min(this, baseline).
   int own_channels = 0;
   coordinator::BackToBack back_to_back;  // whether its calls that follow another workload's are held
+  // Which of its timings from an idle stream this rank marks (CallPath::Harvest): per workload, since one that is
+  // always the first call after the host synchronizes (a training step's first collective) starts on an idle stream
+  // every time, and every config it tries pays that alike, while the others of the communicator rarely do.
+  executor::IdleFilter idle_filter;
 };
 
 class CommState {
@@ -143,10 +147,19 @@ class CommState {
     double us = 0;
     bool idle = false;  // timed from an idle stream and marked by idle_filter: carried as idle, no time
   };
-  std::map<uint64_t, RankTiming> timings;                // timed-call number -> this rank's timing, not yet carried
-  executor::IdleFilter idle_filter;                      // which idle-stream timings are marked
-  uint64_t carried_below = 0;                            // numbers below this were carried (or dropped) already
-  uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
+  std::map<uint64_t, RankTiming> timings;  // timed-call number -> this rank's timing, not yet carried
+  // The timer's regions in flight at most (Begin refuses more).
+  static constexpr int kTimerDepth = 512;
+  // The workload (hash) of each recent timed-call number, at number % kTimerDepth: whose idle filter marks the
+  // timing when it is harvested (a slot taken over by a later number falls back to idle_filter).
+  struct TimedWorkload {
+    uint64_t seq = ~uint64_t{0};
+    uint64_t workload = 0;
+  };
+  std::array<TimedWorkload, kTimerDepth> timed_workload{};
+  executor::IdleFilter idle_filter;  // the fallback: which idle-stream timings of an unknown workload are marked
+  uint64_t carried_below = 0;        // numbers below this were carried (or dropped) already
+  uint32_t calls_since_harvest = 0;  // CallPath's harvest throttle
   std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash
   uint64_t last_unit_workload = 0;                       // the workload of the latest tuned unit (its hash)
   uint64_t syncs_at_last_unit = 0;                       // sync ops issued before the latest tuned unit started

@@ -253,5 +253,19 @@ TEST(IdleFilterTest, MarksIdleSamplesOnlyWhileMostAreNot) {
   EXPECT_TRUE(f.Mark(true));
 }
 
+TEST(IdleFilterTest, AWorkloadAlwaysStartingIdleLosesItsFirstSampleOnly) {
+  // The first collective of every training step, right after the step's host synchronisation: every config it
+  // tries pays the idle start alike, so its samples are kept (marking them all would leave its search with none).
+  IdleFilter f;
+  EXPECT_TRUE(f.Mark(true));
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(f.Mark(true)) << i;
+  // One that mostly starts busy and was idle first: its idle samples stay marked.
+  IdleFilter g;
+  EXPECT_TRUE(g.Mark(true));
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(g.Mark(false));
+  EXPECT_TRUE(g.Mark(true));
+  EXPECT_LT(g.share(), 0.5);
+}
+
 }  // namespace
 }  // namespace ccltune::executor

@@ -125,6 +125,21 @@ for side in ("timed_default_us", "timed_tuned_us"):
 assert loop["tuned_iter_us"] < 1.05 * loop["default_iter_us"], loop
 print("loop: ok")
 PY
+# The first workload of every iteration starts on an idle stream (the loop synchronizes the host after each, and the
+# simulated NCCL says so: simncclHostSync): its samples are kept, since it starts idle every time, and it converges
+# with the others instead of searching on, its idle samples marked, long after them (the one-GPU testbed, NCCL 2.28.9:
+# all-reduce 64 KiB settled after 100-135 iterations, the others after at most 55).
+land="$(dirname "$0")/../data/landscapes"
+run -x SIMNCCL_MODEL_FILE="$land/testbed-4r.txt" -x SIMNCCL_NOISE_MODEL="$land/noise-testbed-4r.txt" -- \
+  -c allreduce,allgather -b 64K -e 1M -n 10 --mode loop --loop-iters 150 --json "$out/loop-idle.json" >/dev/null
+python3 - "$out/loop-idle.json" <<'PY'
+import json, sys
+loop = json.load(open(sys.argv[1]))["loop"]
+first, *others = [w["settled_at"] for w in loop["workloads"]]
+assert loop["all_settled_at"] > 0 and first > 0, loop["workloads"]
+assert first <= 1.3 * max(others), (first, others)
+print("loop, first workload idle: ok", first, others)
+PY
 # The switch pattern: 3 rounds of every distinct config (the communicator's 2 channels: ring/ll, ring/simple, pat/simple
 # x nc1, nc2 for all-gather), 5 samples each: 3 of the config, 2 of the default after it.
 run -c allgather -b 256K -e 256K --mode landscape --landscape-out "$out/switch" --landscape-rounds 3 \

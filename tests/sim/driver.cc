@@ -38,6 +38,7 @@ struct Api {
   decltype(&ccltuneGetSummary) summary = nullptr;
   void (*sim_move_data)(int) = nullptr;
   long long (*sim_mismatches)() = nullptr;
+  void (*sim_host_sync)() = nullptr;  // simncclHostSync: the streams are idle until the next launch
   Api() {
     is_active = reinterpret_cast<decltype(is_active)>(dlsym(RTLD_DEFAULT, "ccltuneIsActive"));
     set_mode = reinterpret_cast<decltype(set_mode)>(dlsym(RTLD_DEFAULT, "ccltuneSetMode"));
@@ -48,6 +49,7 @@ struct Api {
     summary = reinterpret_cast<decltype(summary)>(dlsym(RTLD_DEFAULT, "ccltuneGetSummary"));
     sim_move_data = reinterpret_cast<decltype(sim_move_data)>(dlsym(RTLD_DEFAULT, "simncclSetMoveData"));
     sim_mismatches = reinterpret_cast<decltype(sim_mismatches)>(dlsym(RTLD_DEFAULT, "simncclMismatchCount"));
+    sim_host_sync = reinterpret_cast<decltype(sim_host_sync)>(dlsym(RTLD_DEFAULT, "simncclHostSync"));
   }
   bool present() const { return is_active != nullptr && stats != nullptr; }
 };
@@ -224,7 +226,10 @@ TEST(Sim, TrainingLoopConverges) {
   for (int it = 1; it <= 4 * max_iters && converged_at == 0; ++it) {
     for (const W& w : ws)
       for (int r = 0; r < repeat; ++r) Collective(comm, w.coll, w.bytes, buf);
-    MPI_Barrier(MPI_COMM_WORLD);  // the loss: the host waits once per iteration
+    // The loss: the host waits for the step once per iteration, so the next iteration's first call starts on an idle
+    // stream.
+    if (api().sim_host_sync) api().sim_host_sync();
+    MPI_Barrier(MPI_COMM_WORLD);
     ccltuneSummary_t sum{};
     ASSERT_EQ(api().summary(&sum), ccltuneSuccess);
     int all = sum.workloads == static_cast<int>(ws.size()) && sum.converged == sum.workloads ? 1 : 0;
