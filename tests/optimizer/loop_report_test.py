@@ -1,0 +1,76 @@
+"""Unit tests of bench/loop_report.py: ccltune-bench --mode loop reports, per file and pooled by name.
+Standard-library Python only; exit 77 (skipped under CTest) when the script cannot be imported."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_script_testing import import_script, run_main, run_main_stderr  # noqa: E402
+
+loop_report = import_script("loop_report")
+
+
+def workload(coll, nbytes, settled_at):
+    return {"collective": coll, "bytes": nbytes, "settled_at": settled_at}
+
+
+def loop(settled, workloads, tuning, default_us, tuned_us, repeat=1):
+    return {"loop": {"repeat": repeat, "all_settled_at": settled, "workloads": workloads, "tuning_iter_us": tuning,
+                     "default_iter_us": default_us, "tuned_iter_us": tuned_us}}
+
+
+class LoopReport(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        docs = {
+            # Settled after 3, all-reduce 64 KiB last; 1.25x faster converged; searching cost 3 x 120 over 3 x 100.
+            "new-1.json": loop(3, [workload("allreduce", 65536, 3), workload("allgather", 65536, 2)],
+                               [120.0, 120.0, 120.0], 100.0, 80.0),
+            # Not all settled (one at 0): the last is the unsettled one; a tuning iteration not timed (-1).
+            "new-2.json": loop(0, [workload("allreduce", 65536, 0), workload("allgather", 65536, 5)],
+                               [110.0, -1.0], 100.0, 125.0),
+            "old-1.json": loop(9, [workload("reducescatter", 1 << 20, 9)], [100.0] * 9, 90.0, 90.0, repeat=4),
+            "compare.json": {"results": []},  # no loop section
+        }
+        self.paths = {}
+        for name, doc in docs.items():
+            self.paths[name] = os.path.join(self.dir.name, name)
+            with open(self.paths[name], "w") as f:
+                json.dump(doc, f)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_per_file(self):
+        rc, out = run_main(loop_report, [self.paths["new-1.json"], self.paths["new-2.json"], self.paths["old-1.json"]])
+        self.assertEqual(rc, 0)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 3)
+        self.assertIn("new-1.json: 1 per iteration, all settled after 3 (last: allreduce 65536 B at 3)", lines[0])
+        self.assertIn("default/tuned 1.250; while searching 1.200 x the default's", lines[0])
+        self.assertIn("all settled after not all (last: allreduce 65536 B at 0)", lines[1])
+        self.assertIn("default/tuned 0.800; while searching 1.100 x", lines[1])
+        self.assertIn("old-1.json: 4 per iteration, all settled after 9", lines[2])
+
+    def test_group_pools_runs_named_alike(self):
+        files = [self.paths[n] for n in ("new-1.json", "new-2.json", "old-1.json")]
+        rc, out = run_main(loop_report, ["--group"] + files)
+        self.assertEqual(rc, 0)
+        pooled = [l for l in out.splitlines() if not l.split(":")[0].endswith(".json")]
+        # new: 2 runs, 1 settled (3), geomean(1.25, 0.8) = 1, costs geomean(1.2, 1.1).
+        self.assertEqual(pooled[0], "new: 2 runs, 1 settled, mean iteration 3.0, geomean default/tuned 1.000, "
+                                    "while searching %.3f" % ((1.2 * 1.1) ** 0.5))
+        self.assertEqual(pooled[1], "old: 1 runs, 1 settled, mean iteration 9.0, geomean default/tuned 1.000, "
+                                    "while searching 1.111")
+
+    def test_a_file_without_a_loop_is_said_and_fails(self):
+        rc, out, err = run_main_stderr(loop_report, [self.paths["compare.json"], self.paths["new-1.json"]])
+        self.assertEqual(rc, 1)
+        self.assertIn("compare.json: no loop section", err)
+        self.assertIn("new-1.json:", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
