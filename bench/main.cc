@@ -135,14 +135,24 @@ struct Bench {
     return *errors;
   }
 
+  // This rank's time of each tag below `n` (-1: not measured here).
+  static std::vector<double> PerTag(const std::vector<executor::Sample>& samples, size_t n) {
+    std::vector<double> us(n, -1.0);
+    for (const executor::Sample& s : samples)
+      if (s.tag < us.size()) us[s.tag] = s.us;
+    return us;
+  }
+  // Each entry's maximum over ranks (collective; -1 stays where no rank measured it).
+  static void MaxOverRanks(std::vector<double>* us) {
+    MPI_Allreduce(MPI_IN_PLACE, us->data(), static_cast<int>(us->size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+
   // Medians per communicator of calls interleaved round by round (k communicators): the maximum over
   // ranks of each call first (the slowest rank is what a job waits for, as nccl-tests reports). With
   // `min_medians`, the same medians of each call's minimum over ranks (the rank that arrived last).
   std::vector<std::optional<double>> MediansOfMax(const std::vector<executor::Sample>& samples, size_t k,
                                                   std::vector<std::optional<double>>* min_medians = nullptr) {
-    std::vector<double> per_call(opt.iters * k, -1.0);  // -1: not measured on this rank
-    for (const executor::Sample& s : samples)
-      if (s.tag < per_call.size()) per_call[s.tag] = s.us;
+    std::vector<double> per_call = PerTag(samples, opt.iters * k);
     std::vector<double> lowest;
     if (min_medians != nullptr) {
       lowest = per_call;
@@ -153,8 +163,7 @@ struct Bench {
         if (x >= 1e300) x = -1.0;
       min_medians->clear();
     }
-    MPI_Allreduce(MPI_IN_PLACE, per_call.data(), static_cast<int>(per_call.size()), MPI_DOUBLE, MPI_MAX,
-                  MPI_COMM_WORLD);
+    MaxOverRanks(&per_call);
     std::vector<std::optional<double>> medians;
     for (size_t c = 0; c < k; ++c) {
       std::vector<double> mine, low;
@@ -1016,10 +1025,8 @@ void RunLoop(Bench& bench, int64_t* check_errors) {
       if (all) all_settled_at = iters;
     }
   }
-  std::vector<double> tuning_us(static_cast<size_t>(iters), -1.0);
-  for (const executor::Sample& s : tuning_samples)
-    if (s.tag < tuning_us.size()) tuning_us[s.tag] = s.us;
-  MPI_Allreduce(MPI_IN_PLACE, tuning_us.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<double> tuning_us = Bench::PerTag(tuning_samples, static_cast<size_t>(iters));
+  Bench::MaxOverRanks(&tuning_us);
 
   // 2. The converged loop against NCCL's default, iterations alternating.
   executor::Timer timer(bench.device.get(), 4);
@@ -1032,10 +1039,8 @@ void RunLoop(Bench& bench, int64_t* check_errors) {
       timer.Harvest(&samples);
     }
   // Each timed iteration's time, the maximum over ranks, per communicator (-1: not timed).
-  std::vector<double> per_iter(static_cast<size_t>(opt.iters) * k, -1.0);
-  for (const executor::Sample& s : samples)
-    if (s.tag < per_iter.size()) per_iter[s.tag] = s.us;
-  MPI_Allreduce(MPI_IN_PLACE, per_iter.data(), static_cast<int>(per_iter.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<double> per_iter = Bench::PerTag(samples, static_cast<size_t>(opt.iters) * k);
+  Bench::MaxOverRanks(&per_iter);
   std::vector<std::vector<double>> timed_us(k);
   for (int i = 0; i < opt.iters; ++i)
     for (size_t c = 0; c < k; ++c) timed_us[c].push_back(per_iter[static_cast<size_t>(i) * k + c]);
@@ -1102,8 +1107,7 @@ void RunLoop(Bench& bench, int64_t* check_errors) {
        "ranks; iteration times on the device, first call's start to last call's end, maximum over ranks; "
        "all_settled_at: the first iteration after which rank 0 read every workload settled (0: not within "
        "max_iters); timed: `timed_iters` iterations of each communicator, alternating, after that (timed_*_us, in "
-       "order), "
-       "and their medians"},
+       "order), and their medians"},
       {"repeat", opt.loop_repeat},
       {"max_iters", opt.loop_iters},
       {"tuning", t},
