@@ -21,11 +21,37 @@ ScheduleBook::Call CommCoordinator::ConfigFor(uint64_t workload, bool capturing,
 }
 
 void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {
-  if (!hooks_.on_samples || w.n == 0) return;
-  absl::StatusOr<std::vector<std::optional<CarriedSample>>> s = DecodeSamples(reduced.samples, w.n);
+  if (!hooks_.on_samples || w.n + w.early_n == 0) return;
+  absl::StatusOr<std::vector<std::optional<CarriedSample>>> s = DecodeSamples(reduced.samples, w.n + w.early_n);
   // Carried timings steer only the leader's search, never a schedule every rank applies: a slot that
   // does not decode is dropped with the rest of its sync (nothing to stop), and its calls stay unmeasured.
-  if (s.ok()) hooks_.on_samples(w.first, *s);
+  if (!s.ok()) return;
+  // The window, less the calls that came early: in runs between them.
+  std::vector<std::optional<CarriedSample>> run;
+  uint64_t run_first = w.first;
+  auto flush = [&] {
+    if (!run.empty()) hooks_.on_samples(run_first, run);
+    run.clear();
+  };
+  for (int i = 0; i < w.n; ++i) {
+    const uint64_t seq = w.first + static_cast<uint64_t>(i);
+    if (came_early_.erase(seq) > 0) {
+      flush();
+      run_first = seq + 1;
+      continue;
+    }
+    run.push_back((*s)[static_cast<size_t>(i)]);
+  }
+  flush();
+  // Early copies every rank had the timing of (not idle: an idle mark comes with the window, where the leader
+  // counts it).
+  for (int i = 0; i < w.early_n; ++i) {
+    const std::optional<CarriedSample>& c = (*s)[static_cast<size_t>(w.n + i)];
+    if (!c || c->idle || c->not_yet) continue;
+    const uint64_t seq = w.early_first + static_cast<uint64_t>(i);
+    came_early_.insert(seq);
+    hooks_.on_samples(seq, {c});
+  }
 }
 
 void CommCoordinator::HarvestSamples() {
@@ -80,8 +106,20 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
       const uint64_t upto = prev != timed_at_issue_.end() ? prev->second : carried_;
       Window w{id, carried_, static_cast<int>(std::min<uint64_t>(kSampleSlots, upto > carried_ ? upto - carried_ : 0))};
       carried_ += static_cast<uint64_t>(w.n);
-      if (w.n > 0 && hooks_.fill_samples) hooks_.fill_samples(w.first, w.n, &payload.samples);
-      if (is_leader() && w.n > 0) undelivered_.push_back(w);
+      // The free slots carry early copies of the calls issued before sync point id - 1 (one interval sooner than
+      // their window): where every rank has their timings (a loop that waits for its GPU once per iteration, say),
+      // they reach the leader an interval sooner. Every rank counts the same calls, so every rank picks the same.
+      w.early_first = std::max(carried_, early_next_);
+      auto last = timed_at_issue_.find(id - 1);
+      const uint64_t early_upto = last != timed_at_issue_.end() ? last->second : w.early_first;
+      w.early_n = static_cast<int>(std::min<uint64_t>(kSampleSlots - static_cast<uint64_t>(w.n),
+                                                      early_upto > w.early_first ? early_upto - w.early_first : 0));
+      early_next_ = w.early_first + static_cast<uint64_t>(w.early_n);
+      if (hooks_.fill_samples) {
+        if (w.n > 0) hooks_.fill_samples(w.first, w.n, 0, false, &payload.samples);
+        if (w.early_n > 0) hooks_.fill_samples(w.early_first, w.early_n, w.n, true, &payload.samples);
+      }
+      if (is_leader() && w.n + w.early_n > 0) undelivered_.push_back(w);
       timed_at_issue_.erase(id - kLag);
     }
     if (absl::Status s = transport_->Issue(id, payload, stream); !s.ok()) {

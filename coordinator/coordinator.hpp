@@ -29,7 +29,11 @@
 // timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank did. Version 4 holds the calls that a
 // ScheduleBook::Next runs after a sync op while the control's settle bit is set (ranks of version 3 would not: a rank
 // of each would run different configs at one call). Version 5 counts a held call that runs a warm-up entry's config as
-// that entry's warm-up call (ScheduleBook::Next; version 4 ran the entry's calls after it all the same).
+// that entry's warm-up call (ScheduleBook::Next; version 4 ran the entry's calls after it all the same). Version 6
+// fills the slots that the window of sync j leaves free with early copies: the timed calls issued before sync point
+// j - 1 that no sync carried yet, each rank writing its timing where it has one and the reserved timing 2^62 - 2 ns
+// where it has none yet (its GPU is behind its host); a copy whose maximum says that some rank had none is not used,
+// and the call's timing comes with its own window as before (CommCoordinator::Deliver).
 #pragma once
 
 #include <algorithm>
@@ -39,6 +43,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -55,7 +60,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 5;
+inline constexpr uint64_t kProtocolVersion = 6;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -106,17 +111,22 @@ struct WorkloadUpdate {
 };
 
 // One carried timing: the minimum and maximum over the ranks that timed the call, or, where some rank
-// timed it from an idle stream, `idle` and no times.
+// timed it from an idle stream, `idle` and no times, or, in an early copy where some rank had no timing yet (and none
+// timed it from an idle stream), `not_yet` and no times.
 struct CarriedSample {
   double min_us = 0;
   double max_us = 0;
   bool idle = false;
+  bool not_yet = false;
   friend bool operator==(const CarriedSample&, const CarriedSample&) = default;
 };
 // Writes slot `slot` of a rank's contribution (us > 0); a slot left alone means "not timed here".
 void EncodeSample(SampleWords* words, int slot, double us);
 // Writes slot `slot` as timed from an idle stream on this rank: the reduced slot then decodes as idle.
 void EncodeIdleSample(SampleWords* words, int slot);
+// Writes slot `slot` of an early copy as not timed here yet: the reduced slot then decodes as not_yet (unless some rank
+// marked it idle).
+void EncodeNotYetSample(SampleWords* words, int slot);
 // The first `n` slots of reduced sample words: a sample, or nullopt where no rank had one. DataLoss
 // for a slot whose two words do not belong together.
 absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const SampleWords& reduced, int n);
@@ -339,11 +349,16 @@ class CommCoordinator {
     // Every rank: a wait took longer than the warn threshold (for loud logging).
     std::function<void(uint64_t sync_id, absl::Duration waited)> on_slow_wait;
     // Every rank, when it issues extended sync j: write this rank's timings of the timed calls
-    // first_seq .. first_seq + n - 1 (NoteTimed's numbers; those issued before sync point j - kLag,
-    // which the apply at sync point j has waited for) into slots 0 .. n-1 (EncodeSample).
-    std::function<void(uint64_t first_seq, int n, SampleWords* words)> fill_samples;
+    // first_seq .. first_seq + n - 1 (NoteTimed's numbers) into slots slot0 .. slot0 + n - 1 (EncodeSample).
+    // early = false: the window, calls issued before sync point j - kLag, which the apply at sync point j has
+    // waited for (a call this rank has no timing of stays empty). early = true: the early copies, calls issued
+    // before sync point j - 1, some of which may still run on this rank's GPU: EncodeNotYetSample where this
+    // rank has no timing yet; their timings are still needed for the window of a later sync.
+    std::function<void(uint64_t first_seq, int n, int slot0, bool early, SampleWords* words)> fill_samples;
     // Leader: the carried timings of calls first_seq .. first_seq + size - 1, as soon as their sync
-    // completed (HarvestSamples) or at its apply at the latest; in sync order.
+    // completed (HarvestSamples) or at its apply at the latest. Each timed call's once: from its early copy
+    // where every rank had its timing then (the later of those in one sync after the others), else from its
+    // window; a window's calls that came early are left out of it (the runs between them come one by one).
     std::function<void(uint64_t first_seq, const std::vector<std::optional<CarriedSample>>& samples)> on_samples;
   };
   CommCoordinator(int rank, std::unique_ptr<Transport> transport, Hooks hooks,
@@ -394,11 +409,15 @@ class CommCoordinator {
   uint64_t timed_calls_ = 0;
   std::unordered_map<uint64_t, uint64_t> timed_at_issue_;
   uint64_t carried_ = 0;
+  uint64_t early_next_ = 0;  // the first timed call no early copy was made of
   struct Window {
     uint64_t sync_id = 0;
     uint64_t first = 0;
     int n = 0;
+    uint64_t early_first = 0;  // the early copies: slots n .. n + early_n - 1
+    int early_n = 0;
   };
+  std::set<uint64_t> came_early_;  // leader: timed calls delivered from an early copy, not yet passed by a window
   std::deque<Window> undelivered_;
   void Deliver(const Window& w, const Payload& reduced);
 };

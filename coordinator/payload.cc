@@ -197,6 +197,12 @@ void EncodeIdleSample(SampleWords* words, int slot) {
   (*words)[2 * slot + 1] = kIdleSampleNs;
 }
 
+void EncodeNotYetSample(SampleWords* words, int slot) {
+  if (slot < 0 || slot >= kSampleSlots) return;
+  (*words)[2 * slot] = kSampleMinBase - kNotYetSampleNs;
+  (*words)[2 * slot + 1] = kNotYetSampleNs;
+}
+
 absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const SampleWords& r, int n) {
   if (n < 0 || n > kSampleSlots) return Malformed(absl::StrCat("sample count ", n, " out of 0..", kSampleSlots));
   std::vector<std::optional<CarriedSample>> out(n);
@@ -212,6 +218,10 @@ absl::StatusOr<std::vector<std::optional<CarriedSample>>> DecodeSamples(const Sa
     }
     if (hi == kIdleSampleNs) {
       out[i] = CarriedSample{0, 0, true};
+      continue;
+    }
+    if (hi == kNotYetSampleNs) {
+      out[i] = CarriedSample{0, 0, false, true};
       continue;
     }
     out[i] = CarriedSample{static_cast<double>(min_ns) / 1000.0, static_cast<double>(hi) / 1000.0};

@@ -11,6 +11,12 @@
 #   old      --mode compare with the package in OLD_PKG (an earlier ccltune: before and after in one session)
 #   oldoracle  --mode compare,oracle with the package in OLD_PKG (an A/B judged by the oracle in both arms)
 #   oldcost  the cost run with the package in OLD_PKG (an A/B of two builds' full runs: RUNS="cost oldcost oldcost cost")
+#   loop     --mode loop: the sweep's rows as the workloads of a training loop, each once per iteration, until every
+#            one settled (300 iterations at most), then 100 timed iterations each of NCCL's default and the tuned
+#            communicator; the leader's tuning trace beside its JSON (NAME.trace.csv, CCLTUNE_TRACE)
+#   loop4    the same with each workload 4 times per iteration (150 iterations at most, 60 timed)
+#   oldloop, oldloop4  the loop runs with the package in OLD_PKG (RUNS="loop oldloop oldloop loop": an A/B of the
+#            iterations by which every workload settled; bench/loop_report.py --group pools them)
 # OLD_LIB names an earlier libccltune.so alone, for when two whole packages do not fit in what a device run carries:
 # its arm runs this package's programs with that library (OLD_PKG is then made in a temporary directory).
 # An entry may repeat (RUNS="oracle oldoracle oracle oldoracle": alternating A/B runs); its second run is NAME-2, and
@@ -65,6 +71,17 @@ for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
     old) run old PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare ;;
     oldoracle) run old-oracle PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare,oracle ;;
     oldcost) run old-cost PKG="${OLD_PKG:?OLD_PKG names the earlier package}" -- --mode compare,oracle --search-cost 1 ;;
+    loop | loop4 | oldloop | oldloop4)
+      pkg_env=()
+      [[ "$r" == old* ]] && pkg_env=(PKG="${OLD_PKG:?OLD_PKG names the earlier package}")
+      loop_args=(--mode loop -n 100 --loop-iters 300)
+      [[ "$r" == *4 ]] && loop_args=(--mode loop --loop-repeat 4 -n 60 --loop-iters 150)
+      # The run's name as run() gives it (a repeated entry is NAME-2, ...), for its trace's file name.
+      name="${r/old/old-}"
+      next=$((${seen[$name]:-0} + 1))
+      [ "$next" -gt 1 ] && name="$name-$next"
+      run "${r/old/old-}" "${pkg_env[@]}" CCLTUNE_TRACE="$(cd "$out" && pwd)/$name.trace.csv" -- "${loop_args[@]}"
+      ;;
     *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
   esac
 done

@@ -126,17 +126,22 @@ void CallPath::MaybeHarvest(CommState& cs) {
   Harvest(cs);
 }
 
-void CallPath::FillSamples(CommState& cs, uint64_t first, int n, coordinator::SampleWords* words) {
+void CallPath::FillSamples(CommState& cs, uint64_t first, int n, int slot0, bool early,
+                           coordinator::SampleWords* words) {
   Harvest(cs);
   for (int i = 0; i < n; ++i) {
     auto it = cs.timings.find(first + static_cast<uint64_t>(i));
-    if (it == cs.timings.end()) continue;
+    if (it == cs.timings.end()) {
+      if (early) coordinator::EncodeNotYetSample(words, slot0 + i);
+      continue;
+    }
     if (it->second.idle) {
-      coordinator::EncodeIdleSample(words, i);
+      coordinator::EncodeIdleSample(words, slot0 + i);
     } else {
-      coordinator::EncodeSample(words, i, it->second.us);
+      coordinator::EncodeSample(words, slot0 + i, it->second.us);
     }
   }
+  if (early) return;  // the window of a later sync carries these calls too
   // Carried (or, where this rank had no timing yet, given up): never needed again.
   cs.carried_below = std::max(cs.carried_below, first + static_cast<uint64_t>(n));
   cs.timings.erase(cs.timings.begin(), cs.timings.lower_bound(cs.carried_below));

@@ -37,7 +37,7 @@ class CallPath {
   void CreatedInUserGroup(ncclComm_t comm, const ncclConfig_t* config);
 
   // The coordinator's sample hook: this rank's timings of timed calls first..first+n-1 (cs.mu held).
-  void FillSamples(CommState& cs, uint64_t first, int n, coordinator::SampleWords* words);
+  void FillSamples(CommState& cs, uint64_t first, int n, int slot0, bool early, coordinator::SampleWords* words);
 
  private:
   struct Unit;

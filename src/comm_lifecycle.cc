@@ -211,8 +211,8 @@ void CommLifecycle::SetUp(CommState& cs) {
   cs.timer = std::make_unique<executor::Timer>(device, CommState::kTimerDepth);
   CommState* csp = &cs;
   coordinator::CommCoordinator::Hooks hooks;
-  hooks.fill_samples = [this, csp](uint64_t first, int n, coordinator::SampleWords* words) {
-    rt_.calls().FillSamples(*csp, first, n, words);
+  hooks.fill_samples = [this, csp](uint64_t first, int n, int slot0, bool early, coordinator::SampleWords* words) {
+    rt_.calls().FillSamples(*csp, first, n, slot0, early, words);
   };
   if (cs.rank() == 0) {
     Leader::Options lo;

@@ -58,9 +58,11 @@ inline uint64_t PackEntry(int algo, int proto, int channels, bool warmup, uint32
 }
 
 // Carried timings: per slot, word 2i = 2^63 - ns (MAX: the minimum), word 2i+1 = ns (MAX: the maximum);
-// a timing is at least 1 ns and below 2^62 - 1 ns; 2^62 - 1 marks a call timed from an idle stream.
+// a timing is at least 1 ns and below 2^62 - 2 ns; 2^62 - 1 marks a call timed from an idle stream, 2^62 - 2 (from
+// protocol version 6 on) a call whose timing a rank does not have yet (an early copy, CommCoordinator).
 inline constexpr uint64_t kSampleMinBase = uint64_t{1} << 63;
 inline constexpr uint64_t kIdleSampleNs = (uint64_t{1} << 62) - 1;
-inline constexpr uint64_t kMaxSampleNs = kIdleSampleNs - 1;
+inline constexpr uint64_t kNotYetSampleNs = kIdleSampleNs - 1;
+inline constexpr uint64_t kMaxSampleNs = kNotYetSampleNs - 1;
 
 }  // namespace ccltune::coordinator::layout

@@ -66,8 +66,11 @@ struct RankResult {
   uint64_t stop_unit = 0;          // units() when on_stop fired; 0 if it never did
   int updates = 0;
   uint64_t timed = 0;  // calls the schedule said to time (NoteTimed numbers 0..timed-1)
-  // Leader: carried timings as delivered, (number, sample) in delivery order.
+  // Leader: carried timings as delivered, (number, sample) in delivery order, and the unit each came at.
   std::vector<std::pair<uint64_t, std::optional<CarriedSample>>> carried;
+  std::vector<uint64_t> carried_unit;
+  std::vector<uint64_t> timed_unit;  // the unit of each timed call (by its number)
+  std::vector<uint64_t> sync_units;  // the units after which this rank issued its syncs, in order
   int slow_waits = 0;
   std::vector<uint64_t> slow_wait_ids;
   absl::Status first_error = absl::OkStatus();
@@ -89,6 +92,8 @@ struct RunOptions {
   std::function<std::optional<double>(int rank, uint64_t seq)> timing = [](int rank, uint64_t seq) {
     return std::optional<double>(10.0 + static_cast<double>(seq) + rank);
   };
+  // ... when the rank makes the early copy of it (unset: `timing`; nullopt: no timing yet, its GPU is behind).
+  std::function<std::optional<double>(int rank, uint64_t seq)> early_timing;
 };
 
 inline std::vector<RankResult> RunRanks(const RunOptions& o) {
@@ -110,13 +115,22 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
       CommCoordinator::Hooks hooks;
       if (r == 0) hooks.build_message = o.build_message;
       hooks.on_update = [&res](const WorkloadUpdate&, const std::vector<ScheduleEntry>&) { ++res.updates; };
-      hooks.fill_samples = [&o, r](uint64_t first, int n, SampleWords* words) {
-        for (int i = 0; i < n; ++i)
-          if (std::optional<double> us = o.timing(r, first + i)) EncodeSample(words, i, *us);
+      hooks.fill_samples = [&o, r](uint64_t first, int n, int slot0, bool early, SampleWords* words) {
+        for (int i = 0; i < n; ++i) {
+          const auto& timing = early && o.early_timing ? o.early_timing : o.timing;
+          if (std::optional<double> us = timing(r, first + i)) {
+            EncodeSample(words, slot0 + i, *us);
+          } else if (early) {
+            EncodeNotYetSample(words, slot0 + i);
+          }
+        }
       };
       if (r == 0) {
-        hooks.on_samples = [&res](uint64_t first, const std::vector<std::optional<CarriedSample>>& s) {
-          for (size_t i = 0; i < s.size(); ++i) res.carried.emplace_back(first + i, s[i]);
+        hooks.on_samples = [&res, &self](uint64_t first, const std::vector<std::optional<CarriedSample>>& s) {
+          for (size_t i = 0; i < s.size(); ++i) {
+            res.carried.emplace_back(first + i, s[i]);
+            res.carried_unit.push_back(self->units());
+          }
         };
       }
       hooks.on_stop = [&res, &self](const std::string& reason) {
@@ -139,10 +153,15 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
           const ScheduleBook::Call call = c.ConfigFor(w, /*capturing=*/false);
           res.configs.push_back(call.config);
           res.call_unit.push_back(c.units() + 1);
-          if (call.timed) res.timed = c.NoteTimed() + 1;
+          if (call.timed) {
+            res.timed = c.NoteTimed() + 1;
+            res.timed_unit.push_back(c.units() + 1);
+          }
         }
         if (o.before_unit_complete) o.before_unit_complete(r, c.units() + 1, c);
+        const uint64_t syncs = c.syncs_issued();
         absl::Status s = c.OnUnitComplete(nullptr);
+        if (c.syncs_issued() > syncs) res.sync_units.push_back(c.units());
         if (!s.ok() && res.first_error.ok()) res.first_error = s;
         res.tuning_after_unit.push_back(c.tuning());
       }

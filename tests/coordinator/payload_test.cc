@@ -398,13 +398,19 @@ TEST(Samples, EncodeDecodeAndEmptySlots) {
   for (int i : {1, 2, 3, 4, 6, 7}) EXPECT_FALSE((*s)[i].has_value()) << i;
 }
 
+// What the sync op's all-reduce(MAX) makes of the ranks' contributions.
+SampleWords ReduceMax(const std::vector<SampleWords>& ranks) {
+  SampleWords reduced{};
+  for (const SampleWords& w : ranks)
+    for (int i = 0; i < kSampleWords; ++i) reduced[i] = std::max(reduced[i], w[i]);
+  return reduced;
+}
+
 TEST(Samples, MaxOfContributionsIsMinAndMaxOverRanks) {
   std::vector<SampleWords> ranks(4);
   const double t[4] = {30, 10, 20, 40};
   for (int r = 0; r < 4; ++r) EncodeSample(&ranks[r], 2, t[r]);
-  SampleWords reduced{};
-  for (const SampleWords& w : ranks)
-    for (int i = 0; i < kSampleWords; ++i) reduced[i] = std::max(reduced[i], w[i]);
+  const SampleWords reduced = ReduceMax(ranks);
   auto s = DecodeSamples(reduced, 3);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE((*s)[2].has_value());
@@ -424,9 +430,7 @@ TEST(Samples, OneRankTimingFromAnIdleStreamMakesTheSlotIdle) {
     }
   }
   EncodeIdleSample(&ranks[3], kSampleSlots);  // past the slots: left alone
-  SampleWords reduced{};
-  for (const SampleWords& w : ranks)
-    for (int i = 0; i < kSampleWords; ++i) reduced[i] = std::max(reduced[i], w[i]);
+  const SampleWords reduced = ReduceMax(ranks);
   auto s = DecodeSamples(reduced, 2);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE((*s)[0].has_value() && (*s)[1].has_value());
@@ -445,6 +449,40 @@ TEST(Samples, OneRankTimingFromAnIdleStreamMakesTheSlotIdle) {
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_FALSE((*h)[0]->idle);
   EXPECT_GT((*h)[0]->max_us, 4e12);
+}
+
+// An early copy: a rank without the timing yet marks the slot, which then decodes as not_yet whatever the others had
+// (their minimum stays below the mark); a rank's idle mark wins over it (the window carries the idle mark later).
+TEST(Samples, OneRankWithoutTheTimingYetMakesTheEarlyCopyNotYet) {
+  std::vector<SampleWords> ranks(4);
+  const double t[4] = {30, 10, 20, 40};
+  for (int r = 0; r < 4; ++r) {
+    EncodeSample(&ranks[r], 0, t[r]);
+    if (r == 1) {
+      EncodeNotYetSample(&ranks[r], 1);
+      EncodeNotYetSample(&ranks[r], 2);
+    } else {
+      EncodeSample(&ranks[r], 1, t[r]);
+      if (r == 3) {
+        EncodeIdleSample(&ranks[r], 2);
+      } else {
+        EncodeSample(&ranks[r], 2, t[r]);
+      }
+    }
+  }
+  const SampleWords reduced = ReduceMax(ranks);
+  auto s = DecodeSamples(reduced, 3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)[0], (CarriedSample{10, 40, false, false}));
+  EXPECT_EQ(*(*s)[1], (CarriedSample{0, 0, false, true}));
+  EXPECT_EQ(*(*s)[2], (CarriedSample{0, 0, true, false}));
+  // The longest timing a rank can carry stays a timing, below both marks.
+  SampleWords huge{};
+  EncodeSample(&huge, 0, 1e30);
+  auto h = DecodeSamples(huge, 1);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_FALSE((*h)[0]->idle);
+  EXPECT_FALSE((*h)[0]->not_yet);
 }
 
 TEST(Samples, MalformedSlotsAreDataLoss) {
