@@ -26,32 +26,30 @@ void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {
   // Carried timings steer only the leader's search, never a schedule every rank applies: a slot that
   // does not decode is dropped with the rest of its sync (nothing to stop), and its calls stay unmeasured.
   if (!s.ok()) return;
-  // The window, less the calls that came early: in runs between them.
+  // Handed on in runs of consecutive calls: the window less the calls that came early, then the early copies
+  // every rank had the timing of (not idle: an idle mark comes with the window, where the leader counts it).
   std::vector<std::optional<CarriedSample>> run;
-  uint64_t run_first = w.first;
+  uint64_t run_first = 0;
   auto flush = [&] {
     if (!run.empty()) hooks_.on_samples(run_first, run);
     run.clear();
   };
+  auto emit = [&](uint64_t seq, const std::optional<CarriedSample>& c) {
+    if (run.empty() || seq != run_first + run.size()) flush(), run_first = seq;
+    run.push_back(c);
+  };
   for (int i = 0; i < w.n; ++i) {
     const uint64_t seq = w.first + static_cast<uint64_t>(i);
-    if (came_early_.erase(seq) > 0) {
-      flush();
-      run_first = seq + 1;
-      continue;
-    }
-    run.push_back((*s)[static_cast<size_t>(i)]);
+    if (came_early_.erase(seq) == 0) emit(seq, (*s)[static_cast<size_t>(i)]);
   }
-  flush();
-  // Early copies every rank had the timing of (not idle: an idle mark comes with the window, where the leader
-  // counts it).
   for (int i = 0; i < w.early_n; ++i) {
     const std::optional<CarriedSample>& c = (*s)[static_cast<size_t>(w.n + i)];
     if (!c || c->idle || c->not_yet) continue;
     const uint64_t seq = w.early_first + static_cast<uint64_t>(i);
     came_early_.insert(seq);
-    hooks_.on_samples(seq, {c});
+    emit(seq, c);
   }
+  flush();
 }
 
 void CommCoordinator::HarvestSamples() {

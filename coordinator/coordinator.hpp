@@ -358,7 +358,7 @@ class CommCoordinator {
     // Leader: the carried timings of calls first_seq .. first_seq + size - 1, as soon as their sync
     // completed (HarvestSamples) or at its apply at the latest. Each timed call's once: from its early copy
     // where every rank had its timing then (the later of those in one sync after the others), else from its
-    // window; a window's calls that came early are left out of it (the runs between them come one by one).
+    // window; a window's calls that came early are left out of it (each run of consecutive calls in one call).
     std::function<void(uint64_t first_seq, const std::vector<std::optional<CarriedSample>>& samples)> on_samples;
   };
   CommCoordinator(int rank, std::unique_ptr<Transport> transport, Hooks hooks,

@@ -55,6 +55,8 @@ run() {  # NAME [env ...] -- bench args
   if [ "${seen[$name]}" -gt 1 ]; then name="$name-${seen[$name]}"; fi
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  # trace=1 (for this call): the leader's tuning trace beside the run's JSON.
+  [ "${trace:-0}" = 1 ] && envs+=(CCLTUNE_TRACE="$(cd "$out" && pwd)/$name.trace.csv")
   shift
   echo "== $name: $(date -u +%FT%TZ)"
   env "${envs[@]}" bash scripts/gpu-testbed.sh -n "$np" run scripts/gpu-carried-run.sh \
@@ -76,11 +78,7 @@ for r in ${RUNS:-oracle repeat ${OLD_PKG:+old}}; do
       [[ "$r" == old* ]] && pkg_env=(PKG="${OLD_PKG:?OLD_PKG names the earlier package}")
       loop_args=(--mode loop -n 100 --loop-iters 300)
       [[ "$r" == *4 ]] && loop_args=(--mode loop --loop-repeat 4 -n 60 --loop-iters 150)
-      # The run's name as run() gives it (a repeated entry is NAME-2, ...), for its trace's file name.
-      name="${r/old/old-}"
-      next=$((${seen[$name]:-0} + 1))
-      [ "$next" -gt 1 ] && name="$name-$next"
-      run "${r/old/old-}" "${pkg_env[@]}" CCLTUNE_TRACE="$(cd "$out" && pwd)/$name.trace.csv" -- "${loop_args[@]}"
+      trace=1 run "${r/old/old-}" "${pkg_env[@]}" -- "${loop_args[@]}"
       ;;
     *) echo "gpu-search-eval: unknown run $r" >&2; exit 2 ;;
   esac
