@@ -2,10 +2,14 @@
 """The training loops of ccltune-bench --mode loop: per file, the iteration after which every workload had settled,
 the workload that settled last, the converged loop's median iteration against NCCL's default's (default/tuned > 1:
 the tuned loop is faster), and what the iterations cost while searching (their total over as many of NCCL's
-default's median). With --group, files whose names differ only in a trailing -N (l1-new-1.json, l1-new-2.json) are
-also pooled: the mean iteration, and the geometric mean of default/tuned and of the searching cost.
+default's median), and what the first N iterations cost (the mean of their timed iterations over NCCL's default's
+median; N is --window, by default as many as the shortest searching loop of the files ran): the searching cost of each
+loop covers its own iterations, so a loop that settles later averages in more converged ones, and two libraries' loops
+compare on a window common to both. With --group, files whose names differ only in a trailing -N (l1-new-1.json,
+l1-new-2.json) are also pooled: the mean iteration, and the geometric means of default/tuned, of the searching cost and
+of the window's cost.
 
-Usage: bench/loop_report.py RUN1.json [RUN2.json ...] [--group]
+Usage: bench/loop_report.py RUN1.json [RUN2.json ...] [--group] [--window N]
 """
 import argparse
 import json
@@ -31,9 +35,20 @@ def loop_of(path):
         "last": last,
         "speedup": d / t,
         "cost": sum(tuning) / (len(tuning) * d) if tuning else None,
+        "tuning_iter_us": loop.get("tuning_iter_us", []),
         "default_us": d,
         "tuned_us": t,
     }
+
+
+def window_cost(r, n):
+    """The mean of the timed iterations among the loop's first n over the default's median; None when the loop ran
+    fewer than n searching iterations or timed none of them."""
+    first = r["tuning_iter_us"][:n] if n > 0 else []
+    if len(first) < n:
+        return None
+    timed = [us for us in first if us and us > 0]
+    return sum(timed) / (len(timed) * r["default_us"]) if timed else None
 
 
 def group_name(path):
@@ -48,33 +63,44 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--group", action="store_true", help="pool files named alike but for a trailing -N")
+    ap.add_argument("--window", type=int, default=0,
+                    help="the first N searching iterations (default: as many as the shortest loop of the files)")
     a = ap.parse_args()
     status = 0
-    groups = {}
+    loops = []
     for path in a.files:
-        name = os.path.basename(path)
         r = loop_of(path)
         if r is None:
-            print("%s: no loop section with both medians (ccltune-bench --mode loop, preloaded)" % name,
+            print("%s: no loop section with both medians (ccltune-bench --mode loop, preloaded)" % os.path.basename(path),
                   file=sys.stderr)
             status = 1
             continue
+        loops.append((path, r))
+    window = a.window if a.window > 0 else min((len(r["tuning_iter_us"]) for _, r in loops), default=0)
+    groups = {}
+    for path, r in loops:
+        r["window"] = window_cost(r, window)
         groups.setdefault(group_name(path), []).append(r)
         last = r["last"]
         where = ("%s %d B at %d" % (last["collective"], last["bytes"], last["settled_at"])) if last else "none"
         settled = str(r["settled"]) if r["settled"] > 0 else "not all"
         cost = "%.3f" % r["cost"] if r["cost"] is not None else "n/a"
+        first = "%.3f" % r["window"] if r["window"] is not None else "n/a"
         print("%s: %d per iteration, all settled after %s (last: %s); per iteration default %.1f us, tuned %.1f us, "
-              "default/tuned %.3f; while searching %s x the default's" %
-              (name, r["repeat"], settled, where, r["default_us"], r["tuned_us"], r["speedup"], cost))
+              "default/tuned %.3f; while searching %s x the default's; first %d iterations %s x" %
+              (os.path.basename(path), r["repeat"], settled, where, r["default_us"], r["tuned_us"], r["speedup"], cost,
+               window, first))
     if a.group:
         for g, rs in groups.items():
             done = [r["settled"] for r in rs if r["settled"] > 0]
             costs = [r["cost"] for r in rs if r["cost"] is not None]
+            firsts = [r["window"] for r in rs if r["window"] is not None]
             mean = "%.1f" % (sum(done) / len(done)) if done else "n/a"
-            print("%s: %d runs, %d settled, mean iteration %s, geomean default/tuned %.3f, while searching %s" %
+            print("%s: %d runs, %d settled, mean iteration %s, geomean default/tuned %.3f, while searching %s, "
+                  "first %d iterations %s" %
                   (g, len(rs), len(done), mean, geomean([r["speedup"] for r in rs]),
-                   "%.3f" % geomean(costs) if costs else "n/a"))
+                   "%.3f" % geomean(costs) if costs else "n/a", window,
+                   "%.3f" % geomean(firsts) if firsts else "n/a"))
     return status
 
 

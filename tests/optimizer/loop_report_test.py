@@ -53,6 +53,31 @@ class LoopReport(unittest.TestCase):
         self.assertIn("all settled after not all (last: allreduce 65536 B at 0)", lines[1])
         self.assertIn("default/tuned 0.800; while searching 1.100 x", lines[1])
         self.assertIn("old-1.json: 4 per iteration, all settled after 9", lines[2])
+        # The window: as many iterations as the shortest loop ran (new-2: 2, one of them untimed).
+        self.assertTrue(lines[0].endswith("first 2 iterations 1.200 x"), lines[0])
+        self.assertTrue(lines[1].endswith("first 2 iterations 1.100 x"), lines[1])
+        self.assertTrue(lines[2].endswith("first 2 iterations 1.111 x"), lines[2])
+
+    def test_window_compares_loops_on_their_first_iterations(self):
+        # A loop that settles later averages in cheaper converged iterations: over its own 9 it reads 1.000 of the
+        # default, over the first 3 (the other loop's whole search) 1.500, against the other's 1.400.
+        docs = {"late.json": loop(9, [], [150.0] * 3 + [75.0] * 6, 100.0, 100.0),
+                "early.json": loop(3, [], [140.0] * 3, 100.0, 100.0)}
+        paths = []
+        for name, doc in docs.items():
+            paths.append(os.path.join(self.dir.name, name))
+            with open(paths[-1], "w") as f:
+                json.dump(doc, f)
+        rc, out = run_main(loop_report, paths)
+        self.assertEqual(rc, 0)
+        late, early = out.splitlines()
+        self.assertIn("while searching 1.000 x the default's; first 3 iterations 1.500 x", late)
+        self.assertIn("while searching 1.400 x the default's; first 3 iterations 1.400 x", early)
+        # A window longer than a loop ran reads n/a for it.
+        rc, out = run_main(loop_report, ["--window", "5"] + paths)
+        late, early = out.splitlines()
+        self.assertTrue(late.endswith("first 5 iterations 1.200 x"), late)
+        self.assertTrue(early.endswith("first 5 iterations n/a x"), early)
 
     def test_group_pools_runs_named_alike(self):
         files = [self.paths[n] for n in ("new-1.json", "new-2.json", "old-1.json")]
@@ -61,9 +86,10 @@ class LoopReport(unittest.TestCase):
         pooled = [l for l in out.splitlines() if not l.split(":")[0].endswith(".json")]
         # new: 2 runs, 1 settled (3), geomean(1.25, 0.8) = 1, costs geomean(1.2, 1.1).
         self.assertEqual(pooled[0], "new: 2 runs, 1 settled, mean iteration 3.0, geomean default/tuned 1.000, "
-                                    "while searching %.3f" % ((1.2 * 1.1) ** 0.5))
+                                    "while searching %.3f, first 2 iterations %.3f" % ((1.2 * 1.1) ** 0.5,
+                                                                                       (1.2 * 1.1) ** 0.5))
         self.assertEqual(pooled[1], "old: 1 runs, 1 settled, mean iteration 9.0, geomean default/tuned 1.000, "
-                                    "while searching 1.111")
+                                    "while searching 1.111, first 2 iterations 1.111")
 
     def test_a_file_without_a_loop_is_said_and_fails(self):
         rc, out, err = run_main_stderr(loop_report, [self.paths["compare.json"], self.paths["new-1.json"]])
