@@ -19,6 +19,12 @@ import re
 import sys
 
 
+def timed_over_default(iter_us, default_us):
+    """The mean of the timed iterations (an untimed one reads 0 or less) over the default's median; None if none."""
+    timed = [us for us in iter_us if us and us > 0]
+    return sum(timed) / (len(timed) * default_us) if timed else None
+
+
 def loop_of(path):
     """The file's loop figures as a dict, or None when it has no loop section with both medians."""
     with open(path) as f:
@@ -27,14 +33,13 @@ def loop_of(path):
         return None
     ws = loop.get("workloads", [])
     last = max(ws, key=lambda w: w["settled_at"] if w["settled_at"] > 0 else math.inf, default=None)
-    tuning = [us for us in loop.get("tuning_iter_us", []) if us and us > 0]
     d, t = loop["default_iter_us"], loop["tuned_iter_us"]
     return {
         "repeat": loop.get("repeat", 1),
         "settled": loop.get("all_settled_at", 0),
         "last": last,
         "speedup": d / t,
-        "cost": sum(tuning) / (len(tuning) * d) if tuning else None,
+        "cost": timed_over_default(loop.get("tuning_iter_us", []), d),
         "tuning_iter_us": loop.get("tuning_iter_us", []),
         "default_us": d,
         "tuned_us": t,
@@ -44,11 +49,8 @@ def loop_of(path):
 def window_cost(r, n):
     """The mean of the timed iterations among the loop's first n over the default's median; None when the loop ran
     fewer than n searching iterations or timed none of them."""
-    first = r["tuning_iter_us"][:n] if n > 0 else []
-    if len(first) < n:
-        return None
-    timed = [us for us in first if us and us > 0]
-    return sum(timed) / (len(timed) * r["default_us"]) if timed else None
+    first = r["tuning_iter_us"][:n]
+    return timed_over_default(first, r["default_us"]) if len(first) >= n else None
 
 
 def group_name(path):

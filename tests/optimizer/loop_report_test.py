@@ -34,14 +34,19 @@ class LoopReport(unittest.TestCase):
             "old-1.json": loop(9, [workload("reducescatter", 1 << 20, 9)], [100.0] * 9, 90.0, 90.0, repeat=4),
             "compare.json": {"results": []},  # no loop section
         }
-        self.paths = {}
-        for name, doc in docs.items():
-            self.paths[name] = os.path.join(self.dir.name, name)
-            with open(self.paths[name], "w") as f:
-                json.dump(doc, f)
+        self.paths = self.write(docs)
 
     def tearDown(self):
         self.dir.cleanup()
+
+    def write(self, docs):
+        """Each document as a JSON file of its name in the test's directory; the paths by name."""
+        paths = {}
+        for name, doc in docs.items():
+            paths[name] = os.path.join(self.dir.name, name)
+            with open(paths[name], "w") as f:
+                json.dump(doc, f)
+        return paths
 
     def test_per_file(self):
         rc, out = run_main(loop_report, [self.paths["new-1.json"], self.paths["new-2.json"], self.paths["old-1.json"]])
@@ -61,13 +66,9 @@ class LoopReport(unittest.TestCase):
     def test_window_compares_loops_on_their_first_iterations(self):
         # A loop that settles later averages in cheaper converged iterations: over its own 9 it reads 1.000 of the
         # default, over the first 3 (the other loop's whole search) 1.500, against the other's 1.400.
-        docs = {"late.json": loop(9, [], [150.0] * 3 + [75.0] * 6, 100.0, 100.0),
-                "early.json": loop(3, [], [140.0] * 3, 100.0, 100.0)}
-        paths = []
-        for name, doc in docs.items():
-            paths.append(os.path.join(self.dir.name, name))
-            with open(paths[-1], "w") as f:
-                json.dump(doc, f)
+        written = self.write({"late.json": loop(9, [], [150.0] * 3 + [75.0] * 6, 100.0, 100.0),
+                              "early.json": loop(3, [], [140.0] * 3, 100.0, 100.0)})
+        paths = [written["late.json"], written["early.json"]]
         rc, out = run_main(loop_report, paths)
         self.assertEqual(rc, 0)
         late, early = out.splitlines()
