@@ -343,10 +343,9 @@ struct Search::Impl {
     // between the two: each change restarts the samples since it leads, and the race ran to its budget on a
     // difference the search does not care about (simulated testbed noise, all-reduce 256 KiB: tree/simple/nc2
     // at 0.829 and ring/simple/nc1 at 0.839 of the default on 20 samples each, 39 of 39 entries). The better of
-    // the two by the pessimistic estimate is taken once it clears the decision on all of its samples. Only between
-    // subspaces: channel counts of one subspace that read within 3% of each other can be 9% apart (the simulated
-    // acceptance bench, all-gather 4 MiB: ring/ll128 on 7 and 11 channels), and refinement works between them.
-    if (rival && rival->Subspace() != leader.Subspace() && n < kMinDecideSamples && !Apart(leader, *rival) &&
+    // the two by the pessimistic estimate is taken once it clears the decision on all of its samples. Not between
+    // channel counts of one subspace that refinement can still split (Splittable).
+    if (rival && !Splittable(leader, *rival) && n < kMinDecideSamples && !Apart(leader, *rival) &&
         store.Count(leader) >= kTieSamples && store.Count(*rival) >= kTieSamples) {
       const Config& first = PessimisticBest(leader, *rival);
       if (internal::Decide(first, store, opt.min_gain, 0, internal::kDecideZ, 0, kPickedZ).switch_to_winner) {
@@ -360,6 +359,14 @@ struct Search::Impl {
       return Converge(Config{});
     // Nothing left worth a sample, and nothing on its way: decide on what came back.
     if (TotalPending() == 0 && !NextArm()) return DecideNow();
+  }
+  // Two arms of one subspace that refinement can still split: channel counts with others between them (counts that
+  // read within 3% of each other can be 9% apart: the simulated acceptance bench, all-gather 4 MiB, ring/ll128 on 7
+  // and 11 channels), or two chunk sizes (tuner v6). Not adjacent counts at one chunk size (the testbed's 2-channel
+  // communicators: the simulated training loop ran all-gather and reduce-scatter 64 KiB to the budget on
+  // pat/simple/nc1 against nc2, at 0.775 and 0.777 of the default), nor arms of two subspaces.
+  static bool Splittable(const Config& a, const Config& b) {
+    return a.Subspace() == b.Subspace() && (a.chunk_bytes != b.chunk_bytes || std::abs(a.channels - b.channels) > 1);
   }
   // Of two arms, the one with the lower pessimistic estimate.
   const Config& PessimisticBest(const Config& a, const Config& b) const {
