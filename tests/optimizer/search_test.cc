@@ -568,12 +568,6 @@ TEST(Search, NearTiedFastArmsInHeavyNoiseDoNotEndOnTheDefault) {
 namespace ccltune::optimizer {
 namespace {
 
-// Two arms of different subspaces equally fast (0.80 of NCCL's default) in mild noise: the lead moves between
-// them, each change restarts the leader's samples since it leads, and the race ran to its budget on a difference
-// the search does not care about (simulated testbed noise, all-reduce 256 KiB: tree/simple/nc2 at 0.829 and
-// ring/simple/nc1 at 0.839 of the default on 20 samples each, 39 of 39 entries). A near tie at the top, both
-// on kTieSamples and of two subspaces, is decided once the better of the two clears the decision on all of its
-// samples.
 // Of 40 seeds on RingAndTreeOnTwoChannels with per-call noise `sd` around `truth`, how many converged before the
 // budget ran out (Stats::early); every one must converge on a config `good` accepts.
 int SeedsDecidedEarly(const std::function<double(const Config&)>& truth, double sd,
@@ -592,6 +586,12 @@ int SeedsDecidedEarly(const std::function<double(const Config&)>& truth, double 
   return early;
 }
 
+// Two arms of different subspaces equally fast (0.80 of NCCL's default) in mild noise: the lead moves between
+// them, each change restarts the leader's samples since it leads, and the race ran to its budget on a difference
+// the search does not care about (simulated testbed noise, all-reduce 256 KiB: tree/simple/nc2 at 0.829 and
+// ring/simple/nc1 at 0.839 of the default on 20 samples each, 39 of 39 entries). A near tie at the top, both
+// on kTieSamples and of two subspaces, is decided once the better of the two clears the decision on all of its
+// samples.
 TEST(Search, ANearTieAtTheTopIsDecidedBeforeTheBudget) {
   auto truth = [](const Config& c) {
     if (c.IsDefault() || (c.algo == kAlgoRing && c.channels == 2)) return 1000.0;
