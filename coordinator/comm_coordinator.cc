@@ -46,7 +46,8 @@ void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {
     const std::optional<CarriedSample>& c = (*s)[static_cast<size_t>(w.n + i)];
     if (!c || c->idle || c->not_yet) continue;
     const uint64_t seq = w.early_first + static_cast<uint64_t>(i);
-    came_early_.insert(seq);
+    // Copied twice (this interval's calls, then again as the calls before id - 1): handed on once.
+    if (!came_early_.insert(seq).second) continue;
     emit(seq, c);
   }
   flush();
@@ -109,10 +110,16 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
       // they reach the leader an interval sooner. Every rank counts the same calls, so every rank picks the same.
       w.early_first = std::max(carried_, early_next_);
       auto last = timed_at_issue_.find(id - 1);
-      const uint64_t early_upto = last != timed_at_issue_.end() ? last->second : w.early_first;
-      w.early_n = static_cast<int>(std::min<uint64_t>(kSampleSlots - static_cast<uint64_t>(w.n),
-                                                      early_upto > w.early_first ? early_upto - w.early_first : 0));
-      early_next_ = w.early_first + static_cast<uint64_t>(w.early_n);
+      const uint64_t early_upto = std::max(w.early_first, last != timed_at_issue_.end() ? last->second : w.early_first);
+      const uint64_t free_slots = kSampleSlots - static_cast<uint64_t>(w.n);
+      uint64_t early_n = std::min(free_slots, early_upto - w.early_first);
+      early_next_ = w.early_first + early_n;
+      // From version 7 on, the slots still free after those carry copies of this interval's calls too (issued since
+      // sync point id - 1): where every rank's GPU finished them by now (the loop waited for its GPU since), they
+      // reach the leader two intervals before their window. Their copies are made again at the next sync (early_next_
+      // stays), so a call that some rank had not finished yet keeps the chance version 6 gave it.
+      if (early_next_ == early_upto) early_n += std::min(free_slots - early_n, timed_calls_ - early_upto);
+      w.early_n = static_cast<int>(early_n);
       if (hooks_.fill_samples) {
         if (w.n > 0) hooks_.fill_samples(w.first, w.n, 0, false, &payload.samples);
         if (w.early_n > 0) hooks_.fill_samples(w.early_first, w.early_n, w.n, true, &payload.samples);

@@ -33,7 +33,9 @@
 // fills the slots that the window of sync j leaves free with early copies: the timed calls issued before sync point
 // j - 1 that no sync carried yet, each rank writing its timing where it has one and the reserved timing 2^62 - 2 ns
 // where it has none yet (its GPU is behind its host); a copy whose maximum says that some rank had none is not used,
-// and the call's timing comes with its own window as before (CommCoordinator::Deliver).
+// and the call's timing comes with its own window as before (CommCoordinator::Deliver). Version 7 fills the slots still
+// free after those with copies of the calls issued since sync point j - 1 (the interval that sync j ends), and copies
+// them again at sync j + 1 as calls issued before its j; each timing is handed to the leader once.
 #pragma once
 
 #include <algorithm>
@@ -60,7 +62,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 6;
+inline constexpr uint64_t kProtocolVersion = 7;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -409,7 +411,7 @@ class CommCoordinator {
   uint64_t timed_calls_ = 0;
   std::unordered_map<uint64_t, uint64_t> timed_at_issue_;
   uint64_t carried_ = 0;
-  uint64_t early_next_ = 0;  // the first timed call no early copy was made of
+  uint64_t early_next_ = 0;  // the first timed call not yet copied as one issued before sync point id - 1
   struct Window {
     uint64_t sync_id = 0;
     uint64_t first = 0;

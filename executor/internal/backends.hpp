@@ -22,6 +22,12 @@ inline constexpr char kSimStartClockSymbol[] = "simncclVirtualStartTimeUs";
 inline constexpr char kSimStreamIdleSymbol[] = "simncclStreamIdle";
 using SimStreamIdleFn = int (*)();
 
+// Whether its GPU runs behind its host: `extern "C" long long simncclHostSyncs(void)`, the application's host syncs so
+// far under SIMNCCL_HOST_AHEAD (events recorded before one are done, later ones only once the host waits for them), -1
+// (or the symbol absent) when every event is done when recorded.
+inline constexpr char kSimHostSyncsSymbol[] = "simncclHostSyncs";
+using SimHostSyncsFn = long long (*)();
+
 // The simulated NCCL's clock when it is loaded in this process (dlsym(RTLD_DEFAULT)), else nullptr.
 SimClockFn FindSimulatedClock();
 SimClockFn FindSimulatedStartClock();

@@ -1,9 +1,13 @@
 // executor, simulated backend: for the simulated NCCL (tests/simnccl), whose "device" memory is plain
 // host memory and whose collectives complete synchronously on the host. Events are timestamps of the
-// simulated cluster's virtual clock taken at RecordEvent, so they are always done and ElapsedUs is a
-// difference of virtual times, independent of how loaded the host is.
+// simulated cluster's virtual clock taken at RecordEvent, so ElapsedUs is a difference of virtual times,
+// independent of how loaded the host is. They are done when recorded, unless the simulated NCCL's GPU runs
+// behind its host (SIMNCCL_HOST_AHEAD, simncclHostSyncs): then an event is done once the application synchronized
+// with the device after it was recorded, or once the host waits for it (queried again with nothing recorded since:
+// the polling loop of a wait), which also finishes every event recorded before it.
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -24,6 +28,7 @@ struct SimStream {
 struct SimEvent {
   double time_us = 0;
   bool recorded = false;
+  uint64_t order = 0;  // its place among the events recorded (SIMNCCL_HOST_AHEAD)
 };
 
 class SimulatedDevice final : public Device {
@@ -31,7 +36,8 @@ class SimulatedDevice final : public Device {
   SimulatedDevice(SimClockFn clock, SimClockFn start_clock)
       : clock_(clock),
         start_clock_(start_clock != nullptr ? start_clock : clock),
-        stream_idle_(reinterpret_cast<SimStreamIdleFn>(dlsym(RTLD_DEFAULT, kSimStreamIdleSymbol))) {}
+        stream_idle_(reinterpret_cast<SimStreamIdleFn>(dlsym(RTLD_DEFAULT, kSimStreamIdleSymbol))),
+        host_syncs_(reinterpret_cast<SimHostSyncsFn>(dlsym(RTLD_DEFAULT, kSimHostSyncsSymbol))) {}
 
   Backend backend() const override { return Backend::kSimulated; }
   const char* name() const override { return "simulated"; }
@@ -71,7 +77,16 @@ class SimulatedDevice final : public Device {
   absl::Status RecordStartEvent(Event e, Stream s) override { return Record(e, start_clock_, "RecordStartEvent"); }
   absl::StatusOr<EventState> QueryEvent(Event e) override {
     if (e == nullptr) return absl::InvalidArgumentError("QueryEvent on a null event");
-    return EventState::kDone;
+    if (!CatchUp()) return EventState::kDone;
+    auto* ev = static_cast<SimEvent*>(e);
+    if (ev->order <= done_upto_) return EventState::kDone;
+    if (last_query_ == ev && recorded_at_last_query_ == recorded_) {
+      done_upto_ = ev->order;  // the host waits for it: the GPU gets there
+      return EventState::kDone;
+    }
+    last_query_ = ev;
+    recorded_at_last_query_ = recorded_;
+    return EventState::kPending;
   }
   absl::StatusOr<double> ElapsedUs(Event a, Event b) override {
     if (a == nullptr || b == nullptr) return absl::InvalidArgumentError("ElapsedUs on a null event");
@@ -85,12 +100,21 @@ class SimulatedDevice final : public Device {
   bool StreamIdle(Stream s) override { return stream_idle_ != nullptr && stream_idle_() != 0; }
 
  private:
-  static absl::Status Record(Event e, SimClockFn clock, const char* what) {
+  absl::Status Record(Event e, SimClockFn clock, const char* what) {
     if (e == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, " on a null event"));
     auto* ev = static_cast<SimEvent*>(e);
     ev->time_us = clock();
     ev->recorded = true;
+    if (CatchUp()) ev->order = ++recorded_;  // nothing shared is written otherwise
     return absl::OkStatus();
+  }
+  // Whether the GPU runs behind the host; if so, every event recorded before the application's latest host sync is
+  // done (none was recorded between that sync and this call: recording one calls this first).
+  bool CatchUp() {
+    const long long syncs = host_syncs_ != nullptr ? host_syncs_() : -1;
+    if (syncs < 0) return false;
+    if (syncs != seen_syncs_) seen_syncs_ = syncs, done_upto_ = recorded_;
+    return true;
   }
   static absl::StatusOr<void*> AlignedAlloc(size_t bytes) {
     // aligned_alloc needs a size that is a multiple of the alignment (and non-zero).
@@ -103,7 +127,15 @@ class SimulatedDevice final : public Device {
   SimClockFn clock_;
   SimClockFn start_clock_;
   SimStreamIdleFn stream_idle_;
+  SimHostSyncsFn host_syncs_;
   int streams_created_ = 0;
+  // SIMNCCL_HOST_AHEAD: events recorded so far, the last one the GPU finished, the host syncs seen, and the last
+  // event queried while pending with the record count then (queried again with none recorded since: a wait).
+  uint64_t recorded_ = 0;
+  uint64_t done_upto_ = 0;
+  long long seen_syncs_ = -1;
+  const SimEvent* last_query_ = nullptr;
+  uint64_t recorded_at_last_query_ = 0;
 };
 
 }  // namespace

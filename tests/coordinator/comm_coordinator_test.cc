@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -374,10 +375,11 @@ TEST(CommCoordinator, CarriedTimingsReachTheLeaderOnce) {
   for (int i = 1; i < 4; ++i) EXPECT_TRUE(r[i].carried.empty());  // only the leader is handed them
 }
 
-// Early copies: where every rank has a call's timing one sync after the call's sync point (here the leader waits for
-// the others at every unit, so they always have), the leader has it by the sync point after that one; from its window
-// alone it came a sync point later (the window of sync j carries the calls issued before sync point j - kLag). A call
-// that a rank has no timing of yet when the early copy is made comes with its window, from the other ranks' timings.
+// Early copies: where every rank has a call's timing at the sync point that ends its interval (here the leader waits
+// for the others at every unit, so they always have), the leader has it by the sync point after that one; from the copy
+// made one sync later (the calls issued before sync point j - 1, version 6) it came a sync point later, and from its
+// window alone (the calls issued before sync point j - kLag) later still. A call that a rank has no timing of yet when
+// the first copy is made comes with the second, and one it has none of at either copy comes with its window.
 TEST(CommCoordinator, TimingsEveryRankHasComeAnIntervalSooner) {
   RunOptions o;
   o.units = 500;
@@ -398,14 +400,15 @@ TEST(CommCoordinator, TimingsEveryRankHasComeAnIntervalSooner) {
     while (behind() && std::chrono::steady_clock::now() < give_up)
       std::this_thread::sleep_for(std::chrono::microseconds(20));
   };
-  // Rank 2 (the fastest) has no timing of every 9th call when the early copy is made (its GPU is behind), and has it
-  // for the window.
+  // Rank 2 (the fastest; its GPU is behind) has no timing of every 9th call at the copy made at the end of the call's
+  // interval, and none of every 13th at either copy; it has both for the window.
   auto late = [](int rank, uint64_t seq) { return rank == 2 && seq % 9 == 4; };
+  auto later = [](int rank, uint64_t seq) { return rank == 2 && seq % 13 == 6; };
   o.timing = [](int rank, uint64_t seq) -> std::optional<double> {
     return 10.0 + static_cast<double>(seq) + (rank == 2 ? -1 : rank);
   };
-  o.early_timing = [&](int rank, uint64_t seq) -> std::optional<double> {
-    if (late(rank, seq)) return std::nullopt;
+  o.early_timing = [&](int rank, uint64_t seq, bool this_interval) -> std::optional<double> {
+    if (later(rank, seq) || (this_interval && late(rank, seq))) return std::nullopt;
     return o.timing(rank, seq);
   };
   const std::vector<RankResult> r = RunRanks(o);
@@ -413,28 +416,36 @@ TEST(CommCoordinator, TimingsEveryRankHasComeAnIntervalSooner) {
   ASSERT_GT(l.timed, 50u);
   ASSERT_EQ(l.carried.size(), l.carried_unit.size());
   ASSERT_EQ(l.timed_unit.size(), l.timed);
-  int checked = 0, checked_late = 0;
+  std::set<uint64_t> seen;
+  int checked = 0, checked_late = 0, checked_later = 0;
   for (size_t i = 0; i < l.carried.size(); ++i) {
     const uint64_t seq = l.carried[i].first;
+    EXPECT_TRUE(seen.insert(seq).second) << "call " << seq << " delivered twice";
     ASSERT_TRUE(l.carried[i].second.has_value()) << seq;
     EXPECT_DOUBLE_EQ(l.carried[i].second->min_us, 9.0 + static_cast<double>(seq)) << "not every rank's timing";
-    // The first sync point at or after the call's unit, s_j; the timing came by s_{j+2}, or, where rank 2 had none
-    // yet for the early copy, after it (from the window of sync j + 2, at the earliest at s_{j+3}).
+    // The first sync point at or after the call's unit, s_j: the timing came by s_{j+1}; where rank 2 had none yet for
+    // that copy, from the next (sync j + 1, at the earliest at s_{j+2}); where it had none for either, from the window
+    // of sync j + 2 (at the earliest at s_{j+3}).
     const uint64_t unit = l.timed_unit[seq];
     auto it = std::lower_bound(l.sync_units.begin(), l.sync_units.end(), unit);
     const size_t j = static_cast<size_t>(it - l.sync_units.begin());
     if (j + 3 >= l.sync_units.size()) continue;
-    if (late(2, seq)) {
+    if (later(2, seq)) {
       EXPECT_GT(l.carried_unit[i], l.sync_units[j + 2]) << "call " << seq << " came early without rank 2's timing";
       EXPECT_LE(l.carried_unit[i], l.sync_units[j + 3]) << "call " << seq;
+      ++checked_later;
+    } else if (late(2, seq)) {
+      EXPECT_GT(l.carried_unit[i], l.sync_units[j + 1]) << "call " << seq << " came early without rank 2's timing";
+      EXPECT_LE(l.carried_unit[i], l.sync_units[j + 2]) << "call " << seq;
       ++checked_late;
     } else {
-      EXPECT_LE(l.carried_unit[i], l.sync_units[j + 2]) << "call " << seq << " of unit " << unit;
+      EXPECT_LE(l.carried_unit[i], l.sync_units[j + 1]) << "call " << seq << " of unit " << unit;
       ++checked;
     }
   }
   EXPECT_GT(checked, 50);
   EXPECT_GT(checked_late, 5);
+  EXPECT_GT(checked_later, 5);
 }
 
 // Once everything is converged the intervals are long (here 4096 units): the monitoring calls timed in one

@@ -92,8 +92,9 @@ struct RunOptions {
   std::function<std::optional<double>(int rank, uint64_t seq)> timing = [](int rank, uint64_t seq) {
     return std::optional<double>(10.0 + static_cast<double>(seq) + rank);
   };
-  // ... when the rank makes the early copy of it (unset: `timing`; nullopt: no timing yet, its GPU is behind).
-  std::function<std::optional<double>(int rank, uint64_t seq)> early_timing;
+  // ... when the rank makes an early copy of it (unset: `timing`; nullopt: no timing yet, its GPU is behind);
+  // `this_interval`: the call was issued since the rank's last sync point (the copy made at the sync right after it).
+  std::function<std::optional<double>(int rank, uint64_t seq, bool this_interval)> early_timing;
 };
 
 inline std::vector<RankResult> RunRanks(const RunOptions& o) {
@@ -115,10 +116,14 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
       CommCoordinator::Hooks hooks;
       if (r == 0) hooks.build_message = o.build_message;
       hooks.on_update = [&res](const WorkloadUpdate&, const std::vector<ScheduleEntry>&) { ++res.updates; };
-      hooks.fill_samples = [&o, r](uint64_t first, int n, int slot0, bool early, SampleWords* words) {
+      hooks.fill_samples = [&o, &res, r](uint64_t first, int n, int slot0, bool early, SampleWords* words) {
         for (int i = 0; i < n; ++i) {
-          const auto& timing = early && o.early_timing ? o.early_timing : o.timing;
-          if (std::optional<double> us = timing(r, first + i)) {
+          const uint64_t seq = first + static_cast<uint64_t>(i);
+          // This sync point is not in sync_units yet: the last one there is the one before it.
+          const bool this_interval =
+              seq < res.timed_unit.size() && (res.sync_units.empty() || res.timed_unit[seq] > res.sync_units.back());
+          std::optional<double> us = early && o.early_timing ? o.early_timing(r, seq, this_interval) : o.timing(r, seq);
+          if (us) {
             EncodeSample(words, slot0 + i, *us);
           } else if (early) {
             EncodeNotYetSample(words, slot0 + i);

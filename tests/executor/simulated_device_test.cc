@@ -10,7 +10,8 @@
 
 namespace {
 double g_fake_clock_us = 0;
-double g_fake_lag_us = 0;  // what the start clock adds: the rank's lag after its last collective
+double g_fake_lag_us = 0;          // what the start clock adds: the rank's lag after its last collective
+long long g_fake_host_syncs = -1;  // simncclHostSyncs: -1, the GPU keeps up (SIMNCCL_HOST_AHEAD unset)
 }  // namespace
 
 // Exported (the executable links with -rdynamic) so dlsym(RTLD_DEFAULT) finds them.
@@ -18,6 +19,7 @@ extern "C" __attribute__((visibility("default"))) double simncclVirtualTimeUs(vo
 extern "C" __attribute__((visibility("default"))) double simncclVirtualStartTimeUs(void) {
   return g_fake_clock_us + g_fake_lag_us;
 }
+extern "C" __attribute__((visibility("default"))) long long simncclHostSyncs(void) { return g_fake_host_syncs; }
 
 namespace ccltune::executor {
 namespace testing {
@@ -134,6 +136,47 @@ TEST(SimulatedDeviceTest, ElapsedOnUnrecordedEventIsAnError) {
   EXPECT_EQ((*dev)->ElapsedUs(*a, *b).status().code(), absl::StatusCode::kFailedPrecondition);
   (*dev)->DestroyEvent(*a);
   (*dev)->DestroyEvent(*b);
+}
+
+// SIMNCCL_HOST_AHEAD: the GPU runs behind its host. An event is done once the application synchronized with the device
+// after it was recorded, or once the host waits for it (queried again with nothing recorded since), which finishes the
+// events before it; an event recorded after that is not. Without it (simncclHostSyncs -1) every event is done.
+TEST(SimulatedDeviceTest, HostAheadEventsAreDoneAfterAHostSyncOrAWait) {
+  absl::StatusOr<std::unique_ptr<Device>> dev = OpenDevice();
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  Device& d = **dev;
+  auto s = d.CreateStream();
+  ASSERT_TRUE(s.ok());
+  std::vector<Event> e;
+  for (int i = 0; i < 4; ++i) {
+    auto ev = d.CreateEvent();
+    ASSERT_TRUE(ev.ok());
+    e.push_back(*ev);
+  }
+  auto state = [&d](Event ev) {
+    absl::StatusOr<EventState> st = d.QueryEvent(ev);
+    EXPECT_TRUE(st.ok()) << st.status();
+    return st.ok() ? *st : EventState::kDone;
+  };
+  g_fake_host_syncs = 0;
+  ASSERT_TRUE(d.RecordEvent(e[0], *s).ok());
+  ASSERT_TRUE(d.RecordEvent(e[1], *s).ok());
+  EXPECT_EQ(state(e[0]), EventState::kPending);
+  ASSERT_TRUE(d.RecordEvent(e[2], *s).ok());
+  EXPECT_EQ(state(e[0]), EventState::kPending);  // something was recorded since its last query: not a wait
+  EXPECT_EQ(state(e[0]), EventState::kDone);     // queried again with nothing recorded since: the host waits
+  EXPECT_EQ(state(e[1]), EventState::kPending);  // after the one waited for
+  g_fake_host_syncs = 1;                         // the application synchronized with the device
+  EXPECT_EQ(state(e[2]), EventState::kDone);
+  EXPECT_EQ(state(e[1]), EventState::kDone);
+  ASSERT_TRUE(d.RecordStartEvent(e[3], *s).ok());
+  EXPECT_EQ(state(e[3]), EventState::kPending);
+  absl::StatusOr<double> us = d.ElapsedUs(e[0], e[3]);  // the virtual times are there all the same
+  EXPECT_TRUE(us.ok()) << us.status();
+  g_fake_host_syncs = -1;
+  EXPECT_EQ(state(e[3]), EventState::kDone);
+  for (Event ev : e) d.DestroyEvent(ev);
+  d.DestroyStream(*s);
 }
 
 }  // namespace

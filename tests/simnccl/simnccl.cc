@@ -78,6 +78,10 @@ struct Settings {
   // SIMNCCL_RANKS_PER_NODE: ranks per node, as the tuner's init is told (nNodes, the NVLink domains); 0 = all
   // ranks on one node. 1 is the one-GPU testbed (scripts/gpu-testbed.sh): one rank per NCCL_HOSTID.
   int ranksPerNode = 0;
+  // SIMNCCL_HOST_AHEAD=1: the simulated GPU finishes the host's work only when the host waits for it (simncclHostSync,
+  // or a wait on an event), as a GPU does whose host launches a training step's collectives long before they run.
+  // The simulated device reads it through simncclHostSyncs. 0: the work is done when the call returns.
+  bool hostAhead = false;
 
   static const char* Get(const char* n) { return std::getenv(n); }
   Settings() {
@@ -100,6 +104,7 @@ struct Settings {
     if (auto v = Get("SIMNCCL_CHANNELS"))
       channels = std::clamp(std::atoi(v), 1, simnccl::kMaxChannels), channelsSet = true;
     if (auto v = Get("SIMNCCL_RANKS_PER_NODE")) ranksPerNode = std::max(0, std::atoi(v));
+    if (auto v = Get("SIMNCCL_HOST_AHEAD")) hostAhead = std::atoi(v) != 0;
     if (auto v = Get("SIMNCCL_NOISE")) {
       noise = std::atof(v);
       if (noise < 0.03) {
@@ -286,6 +291,7 @@ struct Runtime {
   // The application synchronized with the device (simncclHostSync) and launched nothing since: a timed call's
   // start now finds the stream idle (simncclStreamIdle), as the first collective of a training step does on a GPU.
   bool hostSynced = false;
+  long long hostSyncs = 0;     // simncclHostSync calls so far
   double lastModelUs = 0;      // the model's time (before noise) of the last collective this process ran
   simnccl::Config lastConfig;  // what the last collective ran (algorithm, protocol, channels run)
   // Fitted noise: this rank's lag after its last collective, added to the clock at the first clock read after it or
@@ -1699,8 +1705,18 @@ __attribute__((visibility("default"))) long long simncclMovedCalls(void) { retur
 __attribute__((visibility("default"))) long long simncclMismatchCount(void) { return RT().mismatches.load(); }
 // The application waited for its stream (a training step's end): the streams are idle until the next launch. The
 // simulated device's Device::StreamIdle reads it through simncclStreamIdle.
-__attribute__((visibility("default"))) void simncclHostSync(void) { RT().hostSynced = true; }
+__attribute__((visibility("default"))) void simncclHostSync(void) {
+  Runtime& rt = RT();
+  rt.hostSynced = true;
+  ++rt.hostSyncs;
+}
 __attribute__((visibility("default"))) int simncclStreamIdle(void) { return RT().hostSynced ? 1 : 0; }
+// SIMNCCL_HOST_AHEAD: the application's host syncs so far (the simulated device's events recorded before one are
+// done); -1 when unset (every event is done when recorded).
+__attribute__((visibility("default"))) long long simncclHostSyncs(void) {
+  Runtime& rt = RT();
+  return rt.env.hostAhead ? rt.hostSyncs : -1;
+}
 // The virtual clock. With SIMNCCL_NOISE_MODEL the first read after a collective returns its end, and the rank's
 // lag before its next call starts then (the stop of a timer around the call does not see it; the next start does).
 __attribute__((visibility("default"))) double simncclVirtualTimeUs(void) {
