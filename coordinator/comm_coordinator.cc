@@ -30,8 +30,9 @@ void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {
   // every rank had the timing of (not idle: an idle mark comes with the window, where the leader counts it).
   std::vector<std::optional<CarriedSample>> run;
   uint64_t run_first = 0;
+  bool window = true;
   auto flush = [&] {
-    if (!run.empty()) hooks_.on_samples(run_first, run);
+    if (!run.empty()) hooks_.on_samples(run_first, run, window);
     run.clear();
   };
   auto emit = [&](uint64_t seq, const std::optional<CarriedSample>& c) {
@@ -42,6 +43,8 @@ void CommCoordinator::Deliver(const Window& w, const Payload& reduced) {
     const uint64_t seq = w.first + static_cast<uint64_t>(i);
     if (came_early_.erase(seq) == 0) emit(seq, (*s)[static_cast<size_t>(i)]);
   }
+  flush();
+  window = false;
   for (int i = 0; i < w.early_n; ++i) {
     const std::optional<CarriedSample>& c = (*s)[static_cast<size_t>(w.n + i)];
     if (!c || c->idle || c->not_yet) continue;

@@ -25,17 +25,18 @@
 // rank unless all run the same version; from protocol version 2 on, those syncs carry kSampleWords more
 // words: the timings of earlier calls, every rank writing its own, two words per timed call (2^63 - ns
 // and ns, so the MAX delivers the minimum and the maximum over ranks; 0 where a rank has none). From
-// version 3 on, a rank that timed a call from an idle stream (executor::IdleFilter) writes the reserved
-// timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank did. Version 4 holds the calls that a
-// ScheduleBook::Next runs after a sync op while the control's settle bit is set (ranks of version 3 would not: a rank
-// of each would run different configs at one call). Version 5 counts a held call that runs a warm-up entry's config as
-// that entry's warm-up call (ScheduleBook::Next; version 4 ran the entry's calls after it all the same). Version 6
-// fills the slots that the window of sync j leaves free with early copies: the timed calls issued before sync point
-// j - 1 that no sync carried yet, each rank writing its timing where it has one and the reserved timing 2^62 - 2 ns
-// where it has none yet (its GPU is behind its host); a copy whose maximum says that some rank had none is not used,
-// and the call's timing comes with its own window as before (CommCoordinator::Deliver). Version 7 fills the slots still
-// free after those with copies of the calls issued since sync point j - 1 (the interval that sync j ends), and copies
-// them again at sync j + 1 as calls issued before its j; each timing is handed to the leader once.
+// version 3 on, a rank that timed a call from an idle stream (executor::IdleFilter; not one the leader reads by its
+// minimum over ranks) writes the reserved timing 2^62 - 1 ns instead, and the slot's maximum then says that some rank
+// did. Version 4 holds the calls that a ScheduleBook::Next runs after a sync op while the control's settle bit is set
+// (ranks of version 3 would not: a rank of each would run different configs at one call). Version 5 counts a held call
+// that runs a warm-up entry's config as that entry's warm-up call (ScheduleBook::Next; version 4 ran the entry's calls
+// after it all the same). Version 6 fills the slots that the window of sync j leaves free with early copies: the timed
+// calls issued before sync point j - 1 that no sync carried yet, each rank writing its timing where it has one and the
+// reserved timing 2^62 - 2 ns where it has none yet (its GPU is behind its host); a copy whose maximum says that some
+// rank had none is not used, and the call's timing comes with its own window as before (CommCoordinator::Deliver).
+// Version 7 fills the slots still free after those with copies of the calls issued since sync point j - 1 (the interval
+// that sync j ends), and copies them again at sync j + 1 as calls issued before its j; each timing is handed to the
+// leader once.
 #pragma once
 
 #include <algorithm>
@@ -361,7 +362,10 @@ class CommCoordinator {
     // completed (HarvestSamples) or at its apply at the latest. Each timed call's once: from its early copy
     // where every rank had its timing then (the later of those in one sync after the others), else from its
     // window; a window's calls that came early are left out of it (each run of consecutive calls in one call).
-    std::function<void(uint64_t first_seq, const std::vector<std::optional<CarriedSample>>& samples)> on_samples;
+    // `window`: the run is part of a window (every call before it was carried now or earlier); false for early
+    // copies, which may skip a call (idle or not finished on some rank) that a later window still carries.
+    std::function<void(uint64_t first_seq, const std::vector<std::optional<CarriedSample>>& samples, bool window)>
+        on_samples;
   };
   CommCoordinator(int rank, std::unique_ptr<Transport> transport, Hooks hooks,
                   absl::Duration warn_after = absl::Seconds(5));

@@ -127,10 +127,17 @@ struct Sample {
 // synchronisation, say). Where most of them start on an idle stream (the first collective of every training
 // step, right after the step's host synchronisation; a host-bound job), every config pays the same launch
 // and nothing is marked: dropping them all would leave its search without samples.
+// A call whose time the leader reads by its minimum over ranks (one that follows another workload's call) is never
+// marked: the minimum is the time of the rank that arrived last, which waited for no other, so an idle start adds
+// only that rank's own launch of the call. On the one-GPU testbed each rank's stream read idle on some iterations and
+// busy on others for the first collective after the bench loop's host synchronisation, and the marks of any of four
+// ranks dropped up to two fifths of that workload's samples (real NCCL 2.28.9; docs/results/search-testbed.md,
+// fifty-first session).
 class IdleFilter {
  public:
-  // Notes the next sample in harvest order; true when it is idle and to be marked.
-  bool Mark(bool idle);
+  // Notes the next sample in harvest order; true when it is idle and to be marked. `by_min`: its time is read by
+  // the minimum over ranks: counted in the share, never marked.
+  bool Mark(bool idle, bool by_min = false);
   double share() const { return share_; }
 
   // The latest sample's weight in the moving share: the plain mean of the samples so far while there are fewer

@@ -114,8 +114,8 @@ void Timer::Harvest(std::vector<Sample>* out) {
   }
 }
 
-bool IdleFilter::Mark(bool idle) {
-  const bool mark = idle && share_ < kMaxShare;
+bool IdleFilter::Mark(bool idle, bool by_min) {
+  const bool mark = idle && !by_min && share_ < kMaxShare;
   const double weight = std::max(kWeight, 1.0 / (seen_ + 1));
   if (weight > kWeight) ++seen_;
   share_ += weight * ((idle ? 1.0 : 0.0) - share_);

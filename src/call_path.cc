@@ -98,7 +98,7 @@ Config CallPath::Decide(CommState& cs, uint64_t hash, std::span<const CallDesc> 
     // Every rank numbers the same timed calls; a rank that cannot time one still takes its number.
     *timed = true;
     *seq = cs.coord->NoteTimed();
-    cs.timed_workload[*seq % CommState::kTimerDepth] = CommState::TimedWorkload{*seq, hash};
+    cs.timed_workload[*seq % CommState::kTimerDepth] = CommState::TimedWorkload{*seq, hash, follows_other};
     if (cs.leader)
       cs.leader->OnTimed(*seq, hash, call.config, call.scheduled, slot.calls - 1, cs.coord->units(), follows_other);
   }
@@ -111,9 +111,13 @@ void CallPath::Harvest(CommState& cs) {
     cs.timer->Harvest(&samples);
     for (const executor::Sample& s : samples) {
       executor::IdleFilter* filter = &cs.idle_filter;
-      if (const CommState::TimedWorkload& t = cs.timed_workload[s.tag % CommState::kTimerDepth]; t.seq == s.tag)
+      // Read by the minimum over ranks (Leader::Timing): a call that follows another workload's, or every call.
+      bool by_min = !rt_.settings().timing_max;
+      if (const CommState::TimedWorkload& t = cs.timed_workload[s.tag % CommState::kTimerDepth]; t.seq == s.tag) {
         if (auto it = cs.workloads.find(t.workload); it != cs.workloads.end()) filter = &it->second.idle_filter;
-      const bool idle = filter->Mark(s.idle) && rt_.settings().drop_idle_samples;
+        by_min = by_min || t.follows_other;
+      }
+      const bool idle = filter->Mark(s.idle, by_min) && rt_.settings().drop_idle_samples;
       if (s.tag >= cs.carried_below) cs.timings[s.tag] = CommState::RankTiming{s.us, idle};
     }
   }

@@ -236,9 +236,8 @@ void CommLifecycle::SetUp(CommState& cs) {
       }
       return csp->leader->Build(csp->coord->book());
     };
-    hooks.on_samples = [csp](uint64_t first, const std::vector<std::optional<coordinator::CarriedSample>>& s) {
-      csp->leader->OnSamples(first, s);
-    };
+    hooks.on_samples = [csp](uint64_t first, const std::vector<std::optional<coordinator::CarriedSample>>& s,
+                             bool window) { csp->leader->OnSamples(first, s, window); };
   }
   hooks.on_update = [csp](const coordinator::WorkloadUpdate& u,
                           const std::vector<coordinator::ScheduleEntry>& dropped) {

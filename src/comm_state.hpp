@@ -155,6 +155,7 @@ class CommState {
   struct TimedWorkload {
     uint64_t seq = ~uint64_t{0};
     uint64_t workload = 0;
+    bool follows_other = false;  // it followed a call of another workload (read by the minimum over ranks)
   };
   std::array<TimedWorkload, kTimerDepth> timed_workload{};
   executor::IdleFilter idle_filter;  // the fallback: which idle-stream timings of an unknown workload are marked

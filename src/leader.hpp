@@ -76,7 +76,9 @@ class Leader {
   void OnTimed(uint64_t seq, uint64_t workload, const Config& asked, bool scheduled = true, uint64_t call = 0,
                uint64_t unit = 0, bool follows_other = false);
   // Carried timings of timed calls first_seq.. (coordinator::Hooks::on_samples).
-  void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples);
+  // `window`: coordinator::Hooks::on_samples's (only a window's run shows that the calls before it were all carried).
+  void OnSamples(uint64_t first_seq, const std::vector<std::optional<coordinator::CarriedSample>>& samples,
+                 bool window = true);
   // Channel truth: NCCL ran `ran` for a call of `workload` that asked for `asked` (any call, timed or not).
   void OnRan(uint64_t workload, const Config& asked, const Config& ran);
   // Every rank applied this update (the leader included); `dropped`: the scheduled calls it replaced.

@@ -69,6 +69,7 @@ struct RankResult {
   // Leader: carried timings as delivered, (number, sample) in delivery order, and the unit each came at.
   std::vector<std::pair<uint64_t, std::optional<CarriedSample>>> carried;
   std::vector<uint64_t> carried_unit;
+  std::vector<bool> carried_window;  // each came in a window's run (Hooks::on_samples's `window`), not an early copy
   std::vector<uint64_t> timed_unit;  // the unit of each timed call (by its number)
   std::vector<uint64_t> sync_units;  // the units after which this rank issued its syncs, in order
   int slow_waits = 0;
@@ -131,10 +132,12 @@ inline std::vector<RankResult> RunRanks(const RunOptions& o) {
         }
       };
       if (r == 0) {
-        hooks.on_samples = [&res, &self](uint64_t first, const std::vector<std::optional<CarriedSample>>& s) {
+        hooks.on_samples = [&res, &self](uint64_t first, const std::vector<std::optional<CarriedSample>>& s,
+                                         bool window) {
           for (size_t i = 0; i < s.size(); ++i) {
             res.carried.emplace_back(first + i, s[i]);
             res.carried_unit.push_back(self->units());
+            res.carried_window.push_back(window);
           }
         };
       }

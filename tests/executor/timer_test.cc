@@ -267,5 +267,17 @@ TEST(IdleFilterTest, AWorkloadAlwaysStartingIdleLosesItsFirstSampleOnly) {
   EXPECT_LT(g.share(), 0.5);
 }
 
+TEST(IdleFilterTest, ACallReadByItsMinimumOverRanksIsNeverMarked) {
+  // Mostly busy, idle now and then: the idle ones are marked, unless read by the minimum over ranks (they follow
+  // another workload's call), which still count in the share.
+  IdleFilter f;
+  for (int i = 0; i < 20; ++i) f.Mark(false);
+  EXPECT_TRUE(f.Mark(true));
+  EXPECT_FALSE(f.Mark(true, /*by_min=*/true));
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(f.Mark(true, /*by_min=*/true));
+  EXPECT_GT(f.share(), 0.5);
+  EXPECT_FALSE(f.Mark(true));  // idle calls are the share's majority now
+}
+
 }  // namespace
 }  // namespace ccltune::executor

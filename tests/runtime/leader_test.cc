@@ -77,6 +77,7 @@ struct Loop {
   double late_us = 0;
   std::set<uint64_t> idle_workloads;             // every timed call of these comes back idle
   std::map<uint64_t, uint64_t> flying_workload;  // seq -> workload
+  std::map<uint64_t, bool> flying_scheduled;     // seq -> the call ran a schedule entry (not the final one)
   int syncs = 0;
   // Syncs between building an update and applying it (0: at once; the runtime's is coordinator::kLag).
   int apply_lag = 0;
@@ -153,6 +154,7 @@ struct Loop {
     if (c && c->timed) {
       leader.OnTimed(next_seq, h, cfg, c->scheduled, 0, units, follows_other);
       flying_workload[next_seq] = h;
+      flying_scheduled[next_seq] = c->scheduled;
       flying[next_seq++] = {cfg, k.calls[0].bytes};
     }
     leader.OnRan(h, cfg, cfg.IsDefault() ? Config{kAlgoRing, kProtoSimple, 24, 0} : cfg);
@@ -494,6 +496,32 @@ TEST(Leader, CallsTimedFromAnIdleStreamAreNotSamplesAndAreAskedForAgain) {
   ASSERT_TRUE(st.has_value());
   EXPECT_GT(st->search.lost, 10);  // the search's own calls among them, asked for again
   EXPECT_LE(st->samples, loop.next_seq - loop.next_seq / 3);
+}
+
+// The coordinator hands on early copies of the calls every rank has finished; they may skip an earlier call (idle on
+// some rank, or still running), which its window brings later. Only a window shows that the calls before it were all
+// carried: at an early copy's run, the leader forgot the skipped call, never reported its sample lost, and its search
+// waited for it.
+TEST(Leader, ACallAnEarlyCopySkippedComesWithItsWindow) {
+  Loop loop(Opts());
+  loop.keys = {Key(1 << 20)};
+  const uint64_t h = loop.keys[0].Hash();
+  ASSERT_FALSE(loop.Run(3));
+  // Timed calls of the schedule, none carried yet; the first that ran a schedule entry is skipped by the early copy.
+  const uint64_t first = loop.next_seq;
+  while (loop.next_seq < first + 5) loop.Call(loop.keys[0]);
+  uint64_t skipped = first;
+  while (skipped < loop.next_seq && !loop.flying_scheduled[skipped]) ++skipped;
+  ASSERT_LT(skipped + 1, loop.next_seq);
+  const int lost_before = loop.leader.StatsOf(h)->search.lost;
+  std::vector<std::optional<coordinator::CarriedSample>> after;
+  for (uint64_t q = skipped + 1; q < loop.next_seq; ++q) after.push_back(coordinator::CarriedSample{100, 100});
+  loop.leader.OnSamples(skipped + 1, after, /*window=*/false);
+  std::vector<std::optional<coordinator::CarriedSample>> window;
+  for (uint64_t q = first; q < skipped; ++q) window.push_back(coordinator::CarriedSample{100, 100});
+  window.push_back(coordinator::CarriedSample{0, 0, true});  // idle on some rank
+  loop.leader.OnSamples(first, window, /*window=*/true);
+  EXPECT_EQ(loop.leader.StatsOf(h)->search.lost, lost_before + 1);  // asked for again
 }
 
 // Calls that follow another workload's call are read by their minimum over ranks: their maximum holds that call's
