@@ -111,12 +111,13 @@ void CallPath::Harvest(CommState& cs) {
     cs.timer->Harvest(&samples);
     for (const executor::Sample& s : samples) {
       executor::IdleFilter* filter = &cs.idle_filter;
-      // Read by the minimum over ranks (Leader::Timing): a call that follows another workload's, or every call.
-      bool by_min = !rt_.settings().timing_max;
+      bool follows_other = false;
       if (const CommState::TimedWorkload& t = cs.timed_workload[s.tag % CommState::kTimerDepth]; t.seq == s.tag) {
         if (auto it = cs.workloads.find(t.workload); it != cs.workloads.end()) filter = &it->second.idle_filter;
-        by_min = by_min || t.follows_other;
+        follows_other = t.follows_other;
       }
+      const bool by_min = Leader::ReadByMinimum(
+          rt_.settings().timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks, follows_other);
       const bool idle = filter->Mark(s.idle, by_min) && rt_.settings().drop_idle_samples;
       if (s.tag >= cs.carried_below) cs.timings[s.tag] = CommState::RankTiming{s.us, idle};
     }

@@ -263,7 +263,7 @@ void Leader::OnSamples(uint64_t first_seq, const std::vector<std::optional<coord
       continue;
     }
     // Timing: a call that follows another workload's is read by its minimum over ranks.
-    const bool by_min = o_.timing == Timing::kMinOverRanks || t.follows_other;
+    const bool by_min = ReadByMinimum(o_.timing, t.follows_other);
     const double us = by_min ? samples[i]->min_us : samples[i]->max_us;
     if (o_.trace != nullptr) Trace(w, t, us, *samples[i]);
     ++w.samples;

@@ -41,6 +41,11 @@ class Leader {
   // simulated testbed), whatever config it ran. A workload that also runs back to back (repeated calls, the
   // bench) does not time such calls at all (coordinator::kHoldWindow), so that its samples are of one kind.
   enum class Timing { kMinOverRanks, kMaxOverRanks };
+  // Whether a call's time is read by its minimum over ranks under `timing` (every rank's idle filter asks too:
+  // such a call is never marked idle, executor::IdleFilter).
+  static bool ReadByMinimum(Timing timing, bool follows_other) {
+    return timing == Timing::kMinOverRanks || follows_other;
+  }
   // Calls of a size class before its search starts (see EnsureSearch).
   static constexpr uint64_t kMinUnitsToSearch = 2;
   struct Options {
