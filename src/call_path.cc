@@ -116,9 +116,8 @@ void CallPath::Harvest(CommState& cs) {
         if (auto it = cs.workloads.find(t.workload); it != cs.workloads.end()) filter = &it->second.idle_filter;
         follows_other = t.follows_other;
       }
-      const bool by_min = Leader::ReadByMinimum(
-          rt_.settings().timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks, follows_other);
-      const bool idle = filter->Mark(s.idle, by_min) && rt_.settings().drop_idle_samples;
+      const bool idle =
+          filter->Mark(s.idle, Leader::ReadByMinimum(cs.timing, follows_other)) && rt_.settings().drop_idle_samples;
       if (s.tag >= cs.carried_below) cs.timings[s.tag] = CommState::RankTiming{s.us, idle};
     }
   }

@@ -209,6 +209,7 @@ void CommLifecycle::SetUp(CommState& cs) {
   cs.transport = transport.get();
   // Every rank times the calls its schedule says; the timings travel to the leader in the sync ops.
   cs.timer = std::make_unique<executor::Timer>(device, CommState::kTimerDepth);
+  cs.timing = settings.timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks;
   CommState* csp = &cs;
   coordinator::CommCoordinator::Hooks hooks;
   hooks.fill_samples = [this, csp](uint64_t first, int n, int slot0, bool early, coordinator::SampleWords* words) {
@@ -223,7 +224,7 @@ void CommLifecycle::SetUp(CommState& cs) {
     lo.channel_budget = cs.channel_budget();
     lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;
     lo.channel_truth = rt_.plugin().channel_truth();
-    lo.timing = settings.timing_max ? Leader::Timing::kMaxOverRanks : Leader::Timing::kMinOverRanks;
+    lo.timing = cs.timing;
     lo.interval.min_units = static_cast<uint64_t>(settings.min_interval);
     lo.settle_below_us = settings.settle_us;
     lo.trace = rt_.trace();

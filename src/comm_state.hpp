@@ -159,8 +159,11 @@ class CommState {
   };
   std::array<TimedWorkload, kTimerDepth> timed_workload{};
   executor::IdleFilter idle_filter;  // the fallback: which idle-stream timings of an unknown workload are marked
-  uint64_t carried_below = 0;        // numbers below this were carried (or dropped) already
-  uint32_t calls_since_harvest = 0;  // CallPath's harvest throttle
+  // How the leader reads a timed call over ranks (CCLTUNE_TIMING), set once at creation on every rank: the
+  // leader's search and every rank's idle filter (Leader::ReadByMinimum) must read a call alike.
+  Leader::Timing timing = Leader::Timing::kMaxOverRanks;
+  uint64_t carried_below = 0;                            // numbers below this were carried (or dropped) already
+  uint32_t calls_since_harvest = 0;                      // CallPath's harvest throttle
   std::unordered_map<uint64_t, WorkloadSlot> workloads;  // by WorkloadKey hash
   uint64_t last_unit_workload = 0;                       // the workload of the latest tuned unit (its hash)
   uint64_t syncs_at_last_unit = 0;                       // sync ops issued before the latest tuned unit started
