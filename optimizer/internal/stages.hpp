@@ -83,8 +83,7 @@ struct Verdict {
 // `cap`: fresh samples of the winner the caller would take at most (0: no limit, never futile).
 // `picked`: for a winner picked as the best of several on these very samples, its estimate is moved up by
 // this many standard errors of its own samples first (the winner's curse; the default's error is common
-// to every arm and not part of it), added to the ratio: below 1 that is more than the factor exp(error)
-// the log scale would give, which kept the false switches on a flat landscape where they were.
+// to every arm and not part of it), as a factor exp(picked * error), on the log scale the noise is measured on.
 Verdict Decide(const Config& winner, const SampleStore& store, double min_gain, int64_t since = 0, double z = kDecideZ,
                int cap = 0, double picked = 0);
 

@@ -343,6 +343,22 @@ TEST(Decide, TheBoundIsARatioOfTheLogNoise) {
   EXPECT_NEAR(Decide(a, quiet, 0.02).required, 1 - kDecideZ * qse, 0.005);
 }
 
+// The shift for an arm picked as the best of several is a factor exp(picked * its own standard error), on the log
+// scale the noise is measured on: a config at 0.4 of the default under heavy noise clears the decision, which the
+// same error added to the ratio (0.4 + error) would not; near 1 the two shifts agree.
+TEST(Decide, ThePickedArmsShiftIsARatio) {
+  const Config a = C(kAlgoRing, kProtoLL, 4);
+  const SampleStore st = Alternating(a, 0.4, 0.15, 10);
+  const double rel = st.Relative(a), own = st.OwnStdErr(a, 0.03);
+  const Verdict v = Decide(a, st, 0.02, 0, kDecideZ, 0, 1.0);
+  EXPECT_NEAR(v.relative, rel * std::exp(own), 1e-9);
+  EXPECT_TRUE(v.switch_to_winner) << v.relative << " vs " << v.required;
+  EXPECT_GT(rel + own, v.required) << "an added shift would keep the default";
+  const SampleStore quiet = Alternating(a, 0.93, 0.03, 8);
+  const double qrel = quiet.Relative(a), qown = quiet.OwnStdErr(a, 0.03);
+  EXPECT_NEAR(Decide(a, quiet, 0.02, 0, kDecideZ, 0, 1.0).relative, qrel + qown, 0.003);
+}
+
 TEST(Decide, StopsWhenTheCapCouldNotDecideEither) {
   const Config a = C(kAlgoRing, kProtoLL, 4);
   auto store = [&](double rel, double spread, int n) { return Alternating(a, rel, spread, n); };
