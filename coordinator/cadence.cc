@@ -96,6 +96,17 @@ void IterationDetector::Detect(size_t limit) {
   period_ = 0;
 }
 
+uint64_t IterationDetector::ShiftToRunEnd() const {
+  const size_t n = seq_.size();
+  const uint64_t p = period_;
+  if (p < 2 || n <= p) return 0;
+  // The workload k units after the last one observed, 0 <= k <= p (one period earlier in the history for k >= 1).
+  auto at = [&](uint64_t k) { return k == 0 ? seq_[n - 1] : seq_[n - 1 + k - p]; };
+  for (uint64_t d = 0; d < p; ++d)
+    if (at(d) != at(d + 1)) return d;
+  return 0;
+}
+
 namespace {
 uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 }  // namespace

@@ -277,6 +277,10 @@ class IterationDetector {
   void Observe(uint64_t workload);
   // Smallest period P that repeats at least 3 times at the end of the history; 0 while unknown.
   uint64_t period() const { return period_; }
+  // With the period known: the fewest units d in [0, period) such that the unit d after the last one observed ends a
+  // run of calls of one workload (the unit after it, one period earlier in the history, is another workload's). A
+  // sync op placed there falls between two workloads' runs. 0 while the period is unknown or no such unit exists.
+  uint64_t ShiftToRunEnd() const;
 
  private:
   void Detect(size_t limit);  // tries the periods 1 .. limit

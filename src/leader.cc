@@ -571,6 +571,18 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
   msg.period = std::min<uint64_t>(detector_.period(), 0xFFFFFFFFull);
   msg.settle = Settling();
   msg.interval = policy_.Next(detector_.period(), searching(), checking() ? kGuardIntervalCap : 0, msg.settle);
+  // A sync op in the middle of a workload's run of calls costs it a sample: the call after the sync op is held
+  // (LeaderMessage::settle), beside the one that starts the run. Once the period is known, the sync points keep their
+  // place in the iteration (the intervals are multiples of it); this moves them once to the end of a run, where the
+  // call after the sync op is one that is held anyway. This payload's interval starts at sync point k + kLag, which
+  // lies a whole number of periods after this one when the last kLag intervals were plain multiples of the period.
+  const uint64_t period = detector_.period();
+  bool steady = period > 1;
+  for (const Delivered& d : delivered_) steady = steady && d.period == period && d.interval % period == 0 && !d.shifted;
+  const uint64_t shift = steady ? detector_.ShiftToRunEnd() : 0;
+  msg.interval += shift;
+  std::rotate(delivered_.begin(), delivered_.begin() + 1, delivered_.end());
+  delivered_.back() = Delivered{period, msg.interval, shift > 0};
   return msg;
 }
 

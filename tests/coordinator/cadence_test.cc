@@ -159,6 +159,31 @@ TEST(IterationDetector, RepeatedKeysInsideAnIterationDoNotShrinkIt) {
   }
 }
 
+// Iteration: A A A A B B B B C C (period 10). The shift reaches the last call of the run the sequence is in.
+TEST(IterationDetector, ShiftToRunEndReachesTheLastCallOfARun) {
+  const uint64_t it[] = {1, 1, 1, 1, 2, 2, 2, 2, 3, 3};
+  IterationDetector d;
+  for (int i = 0; i < 9; ++i) d.Observe(it[i % 10]);
+  EXPECT_EQ(d.ShiftToRunEnd(), 0u);  // no period yet
+  int i = 0;
+  for (; i < 40; ++i) d.Observe(it[i % 10]);
+  ASSERT_EQ(d.period(), 10u);
+  for (int k = 0; k < 10; ++k, ++i) {
+    // The last key observed is it[(i - 1) % 10]; the run it is in ends at the next index of 3, 7 or 9.
+    const int last = (i - 1) % 10;
+    const int end = last <= 3 ? 3 : last <= 7 ? 7 : 9;
+    EXPECT_EQ(d.ShiftToRunEnd(), static_cast<uint64_t>(end - last)) << "after index " << last;
+    d.Observe(it[i % 10]);
+  }
+  // Every key differs from the next one: already at a run's end. One workload alone (period 1): no run ends.
+  IterationDetector alternating, alone;
+  for (int j = 0; j < 60; ++j) alternating.Observe(j % 3), alone.Observe(5);
+  ASSERT_EQ(alternating.period(), 3u);
+  ASSERT_EQ(alone.period(), 1u);
+  EXPECT_EQ(alternating.ShiftToRunEnd(), 0u);
+  EXPECT_EQ(alone.ShiftToRunEnd(), 0u);
+}
+
 TEST(IterationDetector, AperiodicAndBrokenSequences) {
   IterationDetector d;
   for (uint64_t i = 0; i < 1000; ++i) {

@@ -715,6 +715,44 @@ TEST(Leader, ImportShipsConvergedFinalEntries) {
   EXPECT_TRUE(leader.Build(book).updates.empty());
 }
 
+// Four workloads, each four calls in a row per iteration (period 16): the first intervals (kInitialInterval, 16 units)
+// put every sync point after the first call of a run, where the call after the sync op is held beside the one that
+// starts the run. Once the period is known the leader moves them, once, to the end of a run, and they stay there.
+TEST(Leader, SyncPointsMoveToTheEndOfAWorkloadsRun) {
+  Leader leader(Opts());
+  coordinator::ScheduleBook book;
+  coordinator::SyncCadence cadence;
+  std::vector<WorkloadKey> keys;
+  for (int i = 0; i < 4; ++i) keys.push_back(Key(uint64_t{1} << (16 + 2 * i)));
+  auto key_at = [&](uint64_t unit) { return keys[((unit - 1) / 4) % 4]; };  // units from 1
+  std::map<uint64_t, coordinator::LeaderMessage> sent;
+  std::vector<uint64_t> sync_units;
+  for (uint64_t u = 1; u <= 16 * 40; ++u) {
+    const WorkloadKey k = key_at(u);
+    leader.OnUnit(k.Hash(), k);
+    if (u <= 16) leader.OnSpace(k.Hash(), RingAndTree(), Costs());
+    const coordinator::SyncCadence::Actions a = cadence.OnUnitComplete(u);
+    if (a.apply) {
+      cadence.SetDeliveredInterval(*a.apply, sent.at(*a.apply).interval);
+      cadence.SetDeliveredPeriod(sent.at(*a.apply).period);
+    }
+    if (a.issue) {
+      sync_units.push_back(u);
+      sent[*a.issue] = leader.Build(book);
+      EXPECT_GE(sent[*a.issue].interval, sent[*a.issue].period) << "an interval shorter than an iteration";
+    }
+  }
+  ASSERT_EQ(sent.rbegin()->second.period, 16u);
+  int at_run_end = 0, later = 0;
+  for (uint64_t s : sync_units) {
+    if (s <= 16 * 10) continue;
+    ++later;
+    if (key_at(s).Hash() != key_at(s + 1).Hash()) ++at_run_end;
+  }
+  EXPECT_GT(later, 20);
+  EXPECT_EQ(at_run_end, later) << "sync points after iteration 10 that end a workload's run";
+}
+
 TEST(Leader, ManyWorkloadsFitOnePayloadAtATime) {
   Leader leader(Opts());
   coordinator::ScheduleBook book;
