@@ -389,6 +389,44 @@ TEST(Search, OneSlowScreeningSampleDoesNotDropTheBestConfig) {
   EXPECT_GE(kept, 18);
 }
 
+// A suspect's two samples that disagree get a third only where the smaller of the two could still lead: the median of
+// three is never below it. Here tree/simple/nc2 reads 950 us on screening (a suspect beside tree/simple/nc1 at 580
+// us), then 1500 us on its second look; the race leads on tree/simple/nc1 at 0.58 of the default, so a third look
+// could not make tree/simple/nc2 lead, and the race does not wait for one (real NCCL on the one-GPU testbed: five
+// iterations of a loop of four calls each, all-gather 16 KiB per rank).
+TEST(Search, ASuspectWhoseFasterReadingCannotLeadGetsNoThirdLook) {
+  const Config tree2{kAlgoTree, kProtoSimple, 2, 0};
+  const Config tree1{kAlgoTree, kProtoSimple, 1, 0};
+  auto us_of = [&](const Config& c, int tree2_look) {
+    if (c.IsDefault() || (c.algo == kAlgoRing && c.channels == 2)) return 1000.0;
+    if (c.algo == kAlgoRing) return 700.0;
+    if (c == tree1) return 580.0;
+    return tree2_look == 1 ? 950.0 : 1500.0;
+  };
+  Search s(RingAndTreeOnTwoChannels(), Options{});
+  // Rounds of entries, every sample back before the next round is asked for; tree/simple/nc2's last in its round, so
+  // the others' samples are there when its readings are judged.
+  int tree2_looks = 0;
+  for (int round = 0; round < 16 && s.state() == State::kSearching; ++round) {
+    std::vector<Config> asked;
+    for (const Candidate& c : s.Next(32))
+      for (int i = 0; i < c.calls; ++i) asked.push_back(c.config);
+    std::stable_sort(asked.begin(), asked.end(), [&](const Config& a, const Config& b) {
+      return !(RunsOnTwoChannels(a) == tree2) && RunsOnTwoChannels(b) == tree2;
+    });
+    for (const Config& c : asked) {
+      const Config ran = RunsOnTwoChannels(c);
+      s.NoteRan(c, ran);
+      s.AddSample(c, us_of(ran, ran == tree2 ? ++tree2_looks : 0));
+    }
+  }
+  ASSERT_EQ(s.state(), State::kConverged) << s.Describe();
+  // Its screening sample and its second look (a suspect: 0.95 of the default, tree/simple/nc1 at 0.58), which
+  // disagree; the smaller is 0.95 of the default against the leader's 0.58.
+  EXPECT_EQ(tree2_looks, 2) << s.Describe();
+  EXPECT_EQ(s.incumbent(), tree1) << s.Describe();
+}
+
 // Of 20 seeds on RingAndTreeOnTwoChannels (NCCL's default and ring/nc2 at 1000 us, tree at `tree_us`), how
 // many end on ring/simple/nc1, whose n-th call (from 1) reads fast_us(n), at per-call noise `sd`.
 int SeedsEndingOnRingNc1(double sd, double tree_us, const std::function<double(int)>& fast_us) {
