@@ -578,11 +578,11 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) 
   // lies a whole number of periods after this one when the last kLag intervals were plain multiples of the period.
   const uint64_t period = detector_.period();
   bool steady = period > 1;
-  for (const Delivered& d : delivered_) steady = steady && d.period == period && d.interval % period == 0 && !d.shifted;
+  for (const Delivered& d : delivered_) steady = steady && d.period == period && d.interval % period == 0;
   const uint64_t shift = steady ? detector_.ShiftToRunEnd() : 0;
   msg.interval += shift;
   std::rotate(delivered_.begin(), delivered_.begin() + 1, delivered_.end());
-  delivered_.back() = Delivered{period, msg.interval, shift > 0};
+  delivered_.back() = Delivered{period, msg.interval};
   return msg;
 }
 

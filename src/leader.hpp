@@ -217,12 +217,11 @@ class Leader {
   uint64_t next_timed_ = 0;                  // the number the next timed call gets
   uint64_t units_ = 0;                       // units seen (OnUnit)
   std::set<std::pair<int, int>> connected_;  // algorithm/protocol pairs NCCL has run on this communicator
-  // The intervals of the last kLag payloads (oldest first): the period known when each was chosen, and whether it was
-  // lengthened to move the sync points to the end of a workload's run (Build).
+  // The intervals of the last kLag payloads (oldest first) and the period known when each was chosen. IntervalPolicy
+  // gives multiples of a known period, so one that is not was lengthened to move the sync points (Build).
   struct Delivered {
     uint64_t period = 0;
     uint64_t interval = 0;
-    bool shifted = false;
   };
   std::array<Delivered, coordinator::kLag> delivered_{};
   bool frozen_ = false;
