@@ -87,17 +87,18 @@ absl::Status CommCoordinator::OnUnitComplete(void* stream) {
   LeaderMessage msg;
   if (is_leader()) HarvestSamples();  // every timing that came back reaches the search before it plans
   if (is_leader() && hooks_.build_message) msg = hooks_.build_message(id);
-  absl::StatusOr<Words> words = Encode(is_leader() ? &msg : nullptr, id, flags_);
+  Payload payload;
+  payload.extended = ExtendedSync(id);
+  MoreWords* more = payload.extended ? &payload.more : nullptr;
+  absl::StatusOr<Words> words = Encode(is_leader() ? &msg : nullptr, id, flags_, kProtocolVersion, more);
   if (!words.ok()) {
     if (first.ok()) first = words.status();
     flags_.saw_error = true;
     const LeaderMessage empty;
-    words = Encode(is_leader() ? &empty : nullptr, id, flags_);
+    words = Encode(is_leader() ? &empty : nullptr, id, flags_, kProtocolVersion, more);
   }
   if (words.ok()) {
-    Payload payload;
     payload.base = *words;
-    payload.extended = ExtendedSync(id);
     if (payload.extended) {
       // The timed calls issued before sync point id - kLag that no sync carried yet: the apply just
       // above waited for that sync, which every rank issued after them on its stream, so every rank has
@@ -164,7 +165,7 @@ absl::Status CommCoordinator::Apply(uint64_t sync_id) {
   if (!st.ok()) {
     // As for Issue above: only when the communicator failed; the reason is then rank-local.
     reason = absl::StrCat("waiting for sync ", sync_id, " failed: ", st.message());
-  } else if (d = Decode(reduced.base); !d.ok()) {
+  } else if (d = Decode(reduced.base, reduced.extended ? &reduced.more : nullptr); !d.ok()) {
     reason = absl::StrCat("sync ", sync_id, " payload rejected: ", d.status().message());
     st = d.status();
   } else if (d->sync_id != sync_id) {

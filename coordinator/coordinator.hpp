@@ -36,7 +36,9 @@
 // rank had none is not used, and the call's timing comes with its own window as before (CommCoordinator::Deliver).
 // Version 7 fills the slots still free after those with copies of the calls issued since sync point j - 1 (the interval
 // that sync j ends), and copies them again at sync j + 1 as calls issued before its j; each timing is handed to the
-// leader once.
+// leader once. Version 8 gives the syncs from id kLag on kMoreRecordWords more record words, between the payload and
+// the timings: the records run on from the payload's last word into them, so such a sync carries kRecordWords +
+// kMoreRecordWords words of records (RecordRoom).
 #pragma once
 
 #include <algorithm>
@@ -63,7 +65,7 @@ inline constexpr uint64_t kMagic = 0x0045'4E55'544C'4343ull;  // "CCLTUNE" littl
 #ifdef CCLTUNE_TEST_PROTOCOL_VERSION                          // tests only: a build that speaks another version
 inline constexpr uint64_t kProtocolVersion = CCLTUNE_TEST_PROTOCOL_VERSION;
 #else
-inline constexpr uint64_t kProtocolVersion = 7;
+inline constexpr uint64_t kProtocolVersion = 8;
 #endif
 inline constexpr uint64_t kFirstSyncUnit = 1;     // the first sync follows unit 1: the agreement point
 inline constexpr int kLag = 2;                    // payload k applies at sync point k + kLag
@@ -74,7 +76,11 @@ inline constexpr uint32_t kMaxCallsPerEntry = 4095;
 // Timed calls carried by one sync from id kLag on (two words each), and the words that sync has.
 inline constexpr int kSampleSlots = 96;
 inline constexpr int kSampleWords = 2 * kSampleSlots;
-inline constexpr int kExtendedWords = kPayloadWords + kSampleWords;
+// Record words that a sync from id kLag on carries beyond the payload's (protocol version 8 on). While 16 workloads
+// start their races in a training loop, an update of a dozen entries takes 14 words, and 55 words left workloads
+// without their next entries for several intervals (docs/results/search-testbed.md, fifty-fourth session).
+inline constexpr int kMoreRecordWords = 64;
+inline constexpr int kExtendedWords = kPayloadWords + kMoreRecordWords + kSampleWords;
 // A converged workload's final entry is timed on every kMonitorEvery-th call (every rank alike), and such
 // monitoring calls are timed kMonitorPerInterval times at most between two sync points: one sync carries
 // kSampleSlots timings, and once everything is converged the intervals grow to tens of thousands of units
@@ -84,11 +90,13 @@ inline constexpr uint64_t kMonitorEvery = 16;
 inline constexpr int kMonitorPerInterval = kSampleSlots / 2;
 
 using Words = std::array<uint64_t, kPayloadWords>;
+using MoreWords = std::array<uint64_t, kMoreRecordWords>;
 using SampleWords = std::array<uint64_t, kSampleWords>;
 
-// What one sync op reduces: the payload, and from sync id kLag on the carried timings.
+// What one sync op reduces: the payload, and from sync id kLag on more record words and the carried timings.
 struct Payload {
   Words base{};
+  MoreWords more{};
   SampleWords samples{};
   bool extended = false;  // the op has kExtendedWords words (else kPayloadWords)
   int words() const { return extended ? kExtendedWords : kPayloadWords; }
@@ -155,11 +163,14 @@ struct RankFlags {
 int EncodedWords(const WorkloadUpdate& u);
 // Room for records in an empty payload.
 inline constexpr int kRecordWords = kPayloadWords - kHeaderWords;
+// Room for records in sync `sync_id`: the payload's, and from id kLag on the more record words too.
+inline int RecordRoom(uint64_t sync_id) { return kRecordWords + (ExtendedSync(sync_id) ? kMoreRecordWords : 0); }
 
-// The contribution of one rank. `leader` is the leader's message (nullptr on other ranks).
+// The contribution of one rank. `leader` is the leader's message (nullptr on other ranks). With `more` (a sync from id
+// kLag on), records that do not fit the payload run on into it, which is written whole (zeros past the records).
 // InvalidArgument if the message does not fit or a field is out of range.
 absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, RankFlags flags,
-                             uint64_t version = kProtocolVersion);
+                             uint64_t version = kProtocolVersion, MoreWords* more = nullptr);
 
 struct Delivered {
   uint64_t sync_id = 0;
@@ -170,10 +181,10 @@ struct Delivered {
   LeaderMessage message;
 };
 
-// Decodes the reduced words. DataLoss for a malformed payload (bad magic, record overrun, bad
-// field); FailedPrecondition when versions differ across ranks (min != max), with min/max filled
-// in the message. Never reads past the array.
-absl::StatusOr<Delivered> Decode(const Words& reduced);
+// Decodes the reduced words, with `more` the reduced more record words of a sync from id kLag on. DataLoss for a
+// malformed payload (bad magic, record overrun, bad field); FailedPrecondition when versions differ across ranks
+// (min != max), with min/max filled in the message. Never reads past the arrays.
+absl::StatusOr<Delivered> Decode(const Words& reduced, const MoreWords* more = nullptr);
 
 // A call that follows a call of another workload on its communicator holds, in its time over ranks, that call's
 // late finish on some ranks (ccltune::Leader::Timing); one that follows ccltune's sync op starts with the ranks

@@ -63,9 +63,11 @@ class FakeEndpoint final : public Transport {
     if (s.words != contribution.words()) s.size_mismatch = true;
     s.reduced.extended = contribution.extended;
     for (int i = 0; i < kPayloadWords; ++i) s.reduced.base[i] = std::max(s.reduced.base[i], contribution.base[i]);
-    if (contribution.extended)
+    if (contribution.extended) {
+      for (int i = 0; i < kMoreRecordWords; ++i) s.reduced.more[i] = std::max(s.reduced.more[i], contribution.more[i]);
       for (int i = 0; i < kSampleWords; ++i)
         s.reduced.samples[i] = std::max(s.reduced.samples[i], contribution.samples[i]);
+    }
     if (++s.contributions == shared_->n) shared_->complete.notify_all();
     return absl::OkStatus();
   }

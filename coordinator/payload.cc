@@ -57,15 +57,17 @@ absl::Status Malformed(absl::string_view what) {
 
 int EncodedWords(const WorkloadUpdate& u) {
   // hash + header + entries; saturates so a huge update never overflows int.
-  return u.entries.size() > static_cast<size_t>(kPayloadWords) ? kPayloadWords + 1
-                                                               : 2 + static_cast<int>(u.entries.size());
+  constexpr int kMost = kPayloadWords + kMoreRecordWords;
+  return u.entries.size() > static_cast<size_t>(kMost) ? kMost + 1 : 2 + static_cast<int>(u.entries.size());
 }
 
-absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, RankFlags flags, uint64_t version) {
+absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, RankFlags flags, uint64_t version,
+                             MoreWords* more) {
   if (version == 0 || version > kMaxVersion) {
     return absl::InvalidArgumentError(absl::StrCat("coordinator: protocol version ", version, " out of 1..2^63-1"));
   }
   Words w{};
+  if (more != nullptr) more->fill(0);
   w[kWordMagic] = kMagic;
   w[kWordVersion] = version;
   w[kWordVersionComplement] = kVersionBase - version;
@@ -77,32 +79,35 @@ absl::StatusOr<Words> Encode(const LeaderMessage* leader, uint64_t sync_id, Rank
   const LeaderMessage& m = *leader;
   if (m.interval == 0) return absl::InvalidArgumentError("coordinator: interval must be at least 1 unit");
   if (m.period > 0xFFFFFFFFull) return absl::InvalidArgumentError("coordinator: period does not fit 32 bits");
+  const int room = kRecordWords + (more != nullptr ? kMoreRecordWords : 0);
   int total = 0;
   for (const WorkloadUpdate& u : m.updates) {
     if (absl::Status s = CheckUpdate(u); !s.ok()) return s;
     total += EncodedWords(u);
-    if (total > kRecordWords) {
+    if (total > room) {
       return absl::InvalidArgumentError(absl::StrCat("coordinator: message of ", m.updates.size(),
-                                                     " updates does not fit in ", kRecordWords,
+                                                     " updates does not fit in ", room,
                                                      " record words; pack with EncodedWords()"));
     }
   }
+  // Record word i of the sync: the payload's up to its end, then the more record words.
+  auto at = [&](int i) -> uint64_t& { return i < kPayloadWords ? w[i] : (*more)[i - kPayloadWords]; };
   w[kWordInterval] = m.interval;
   w[kWordControl] =
       (m.stop_tuning ? kControlStopTuning : 0) | (m.settle ? kControlSettle : 0) | (m.period << kControlPeriodShift);
   w[kWordRecordCount] = m.updates.size();
   int pos = kFirstRecordWord;
   for (const WorkloadUpdate& u : m.updates) {
-    w[pos++] = u.workload;
-    w[pos++] = u.entries.size() | (u.converged ? kHeaderConverged : 0) | (u.append ? kHeaderAppend : 0);
+    at(pos++) = u.workload;
+    at(pos++) = u.entries.size() | (u.converged ? kHeaderConverged : 0) | (u.append ? kHeaderAppend : 0);
     for (const ScheduleEntry& e : u.entries) {
-      w[pos++] = PackEntry(e.config.algo, e.config.proto, e.config.channels, e.warmup, e.calls, e.config.chunk_bytes);
+      at(pos++) = PackEntry(e.config.algo, e.config.proto, e.config.channels, e.warmup, e.calls, e.config.chunk_bytes);
     }
   }
   return w;
 }
 
-absl::StatusOr<Delivered> Decode(const Words& r) {
+absl::StatusOr<Delivered> Decode(const Words& r, const MoreWords* more) {
   if (r[kWordMagic] != kMagic) return Malformed(absl::StrCat("bad magic 0x", absl::Hex(r[kWordMagic])));
   const uint64_t max_v = r[kWordVersion];
   const uint64_t complement = r[kWordVersionComplement];
@@ -129,27 +134,32 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
   d.message.settle = (r[kWordControl] & kControlSettle) != 0;
   d.message.period = (r[kWordControl] & kControlPeriodMask) >> kControlPeriodShift;
 
+  // The sync's words that records may use: the payload's, then the more record words.
+  const int end = kPayloadWords + (more != nullptr ? kMoreRecordWords : 0);
+  auto at = [&](int i) { return i < kPayloadWords ? r[i] : (*more)[i - kPayloadWords]; };
   const uint64_t records = r[kWordRecordCount];
   // Each record takes at least 3 words, so a count beyond this cannot fit; checked before any loop.
-  if (records > static_cast<uint64_t>(kRecordWords / 3)) return Malformed("record count runs past the array");
+  if (records > static_cast<uint64_t>((end - kFirstRecordWord) / 3)) {
+    return Malformed("record count runs past the array");
+  }
   int pos = kFirstRecordWord;
   d.message.updates.reserve(records);
   for (uint64_t k = 0; k < records; ++k) {
-    if (pos + 2 > kPayloadWords) return Malformed(absl::StrCat("record ", k, " runs past the array"));
+    if (pos + 2 > end) return Malformed(absl::StrCat("record ", k, " runs past the array"));
     WorkloadUpdate u;
-    u.workload = r[pos];
-    const uint64_t header = r[pos + 1];
+    u.workload = at(pos);
+    const uint64_t header = at(pos + 1);
     pos += 2;
     if (u.workload == 0) return Malformed(absl::StrCat("record ", k, " has workload hash 0"));
     if (header & ~kHeaderKnownBits) return Malformed(absl::StrCat("record ", k, " header has unknown bits"));
     const int n = static_cast<int>(header & kHeaderCountMask);
     if (n == 0 || n > kMaxEntriesPerRecord) return Malformed(absl::StrCat("record ", k, " has ", n, " entries"));
-    if (n > kPayloadWords - pos) return Malformed(absl::StrCat("record ", k, " runs past the array"));
+    if (n > end - pos) return Malformed(absl::StrCat("record ", k, " runs past the array"));
     u.converged = (header & kHeaderConverged) != 0;
     u.append = (header & kHeaderAppend) != 0;
     u.entries.reserve(n);
     for (int i = 0; i < n; ++i) {
-      const uint64_t e = r[pos++];
+      const uint64_t e = at(pos++);
       const int algo1 = static_cast<int>((e >> kAlgoShift) & kMask4);
       const int proto1 = static_cast<int>((e >> kProtoShift) & kMask4);
       const uint32_t calls = static_cast<uint32_t>((e >> kCallsShift) & kMask12);
@@ -175,8 +185,8 @@ absl::StatusOr<Delivered> Decode(const Words& r) {
     d.message.updates.push_back(std::move(u));
   }
   // Nobody writes past the records, so anything there means a corrupted or foreign payload.
-  for (int i = pos; i < kPayloadWords; ++i) {
-    if (r[i] != 0) return Malformed(absl::StrCat("word ", i, " past the records is not zero"));
+  for (int i = pos; i < end; ++i) {
+    if (at(i) != 0) return Malformed(absl::StrCat("word ", i, " past the records is not zero"));
   }
   return d;
 }

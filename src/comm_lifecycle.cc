@@ -230,12 +230,12 @@ void CommLifecycle::SetUp(CommState& cs) {
     lo.trace = rt_.trace();
     if (lo.trace != nullptr) lo.trace_comm = absl::StrFormat("%p", static_cast<void*>(comm));
     cs.leader = std::make_unique<Leader>(lo);
-    hooks.build_message = [this, csp](uint64_t) {
+    hooks.build_message = [this, csp](uint64_t sync_id) {
       if (!csp->imported_loaded) {
         csp->imported_loaded = true;
         if (!rt_.settings().import_path.empty()) LoadImport(*csp);
       }
-      return csp->leader->Build(csp->coord->book());
+      return csp->leader->Build(csp->coord->book(), coordinator::RecordRoom(sync_id));
     };
     hooks.on_samples = [csp](uint64_t first, const std::vector<std::optional<coordinator::CarriedSample>>& s,
                              bool window) { csp->leader->OnSamples(first, s, window); };

@@ -25,6 +25,9 @@ namespace ccltune {
 namespace {
 // Every slot holds an extended payload; base-size syncs use its first kPayloadWords words.
 constexpr size_t kSlotWords = coordinator::kExtendedWords;
+// An extended sync's words: the payload, the more record words, the carried timings.
+constexpr size_t kMoreAt = coordinator::kPayloadWords;
+constexpr size_t kSamplesAt = kMoreAt + coordinator::kMoreRecordWords;
 constexpr size_t kSlotBytes = kSlotWords * sizeof(uint64_t);
 // After the slots: the word the engine-switch memset writes (see Issue).
 constexpr size_t kFenceBytes = 16;
@@ -113,8 +116,10 @@ absl::Status NcclTransport::Issue(uint64_t sync_id, const coordinator::Payload& 
   uint64_t* out = host_out_ + s * kSlotWords;
   void* buf = static_cast<char*>(dev_) + s * kSlotBytes;
   std::memcpy(in, contribution.base.data(), sizeof(coordinator::Words));
-  if (contribution.extended)
-    std::memcpy(in + coordinator::kPayloadWords, contribution.samples.data(), sizeof(coordinator::SampleWords));
+  if (contribution.extended) {
+    std::memcpy(in + kMoreAt, contribution.more.data(), sizeof(coordinator::MoreWords));
+    std::memcpy(in + kSamplesAt, contribution.samples.data(), sizeof(coordinator::SampleWords));
+  }
   if (side_) {
     // After the calls issued so far on the user's stream, without making that stream wait for us.
     if (auto st = device_->RecordEvent(issued_after_[s], stream); !st.ok()) return st;
@@ -159,8 +164,10 @@ void NcclTransport::Read(int s, coordinator::Payload* reduced) const {
   std::memcpy(reduced->base.data(), out, sizeof(coordinator::Words));
   reduced->extended = slot_extended_[s];
   if (reduced->extended) {
-    std::memcpy(reduced->samples.data(), out + coordinator::kPayloadWords, sizeof(coordinator::SampleWords));
+    std::memcpy(reduced->more.data(), out + kMoreAt, sizeof(coordinator::MoreWords));
+    std::memcpy(reduced->samples.data(), out + kSamplesAt, sizeof(coordinator::SampleWords));
   } else {
+    reduced->more.fill(0);
     reduced->samples.fill(0);
   }
 }

@@ -453,10 +453,9 @@ void Leader::UnblockIdle(const coordinator::ScheduleBook& book) {
   }
 }
 
-coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book) {
+coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book, int room) {
   coordinator::LeaderMessage msg;
   UnblockIdle(book);
-  int room = coordinator::kRecordWords;
   for (uint64_t h : order_) {
     Work& w = work_[h];
     w.calls_per_interval = std::max<uint64_t>(1, w.units_this_interval);

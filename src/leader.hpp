@@ -93,8 +93,9 @@ class Leader {
   void set_frozen(bool frozen) { frozen_ = frozen; }
   bool imported(uint64_t workload) const;
 
-  // The message for the next sync op, given the leader's own schedule book.
-  coordinator::LeaderMessage Build(const coordinator::ScheduleBook& book);
+  // The message for the next sync op, given the leader's own schedule book, in `room` record words at most
+  // (coordinator::RecordRoom of the sync's id).
+  coordinator::LeaderMessage Build(const coordinator::ScheduleBook& book, int room);
 
   // What the leader measured for one workload (time of NCCL's default and of the incumbent, from
   // the carried timings of that workload's own calls), and the search of its class.

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -119,6 +120,44 @@ TEST(CommCoordinator, SettleBitTakesEffectWhereItsPayloadApplies) {
   EXPECT_TRUE(c.settle());
   ASSERT_TRUE(c.OnUnitComplete(nullptr).ok());  // the next sync point (interval 1): payload 1 applies
   EXPECT_FALSE(c.settle());
+}
+
+// From sync id kLag on, a message up to RecordRoom's words (the payload's room and the more record words, protocol
+// version 8) reaches every rank whole: every update shipped by a sync that applied is applied on every rank.
+TEST(CommCoordinator, MessagesBeyondThePayloadsRoomReachEveryRank) {
+  RunOptions o;
+  std::map<uint64_t, int> shipped;  // sync id -> updates (the leader's thread only)
+  o.build_message = [&](uint64_t id) {
+    LeaderMessage m = testing::GeneratedMessage(id);
+    int words = 0;
+    for (const WorkloadUpdate& u : m.updates) words += EncodedWords(u);
+    for (uint64_t k = 0; words + 12 <= RecordRoom(id); ++k) {  // updates of 10 words up to the room
+      WorkloadUpdate u;
+      u.workload = 101 + (id + k) % 6;
+      for (int c = 0; c < 7; ++c) {
+        u.entries.push_back(
+            {Config{.algo = kAlgoTree, .proto = c % 3, .channels = 1 + c + static_cast<int>(k % 4)}, 1});
+      }
+      u.entries.push_back({Config{.algo = kAlgoRing, .proto = kProtoLL, .channels = 1 + static_cast<int>(id % 8)}, 0});
+      u.append = k % 2 == 1;
+      words += EncodedWords(u);
+      m.updates.push_back(u);
+    }
+    if (ExtendedSync(id)) EXPECT_GT(words, kRecordWords) << "sync " << id;
+    shipped[id] = static_cast<int>(m.updates.size());
+    return m;
+  };
+  const std::vector<RankResult> r = RunRanks(o);
+  ExpectIdenticalAcrossRanks(r);
+  for (const RankResult& x : r) EXPECT_TRUE(x.first_error.ok()) << x.first_error;
+  // Payload k applies at sync point k + kLag: the last kLag syncs issued never applied.
+  const uint64_t issued = r[0].sync_units.size();
+  ASSERT_GT(issued, 20u);
+  int applied = 0;
+  for (const auto& [id, n] : shipped)
+    if (id + kLag < issued) applied += n;
+  for (const RankResult& x : r) EXPECT_EQ(x.updates, applied);
+  EXPECT_GT(CountNonDefault(r[0].configs), 200);
 }
 
 // ---- stopping: a rank cannot tune ----

@@ -235,6 +235,54 @@ TEST(Payload, Capacity) {
   EXPECT_GT(EncodedWords(huge), kPayloadWords);  // saturates, never overflows
 }
 
+// From sync id kLag on (protocol version 8), the records run on from the payload's last word into the more record
+// words; before it, and without them, a message has the payload's room only.
+TEST(Payload, RecordsRunOnIntoTheMoreRecordWords) {
+  EXPECT_EQ(RecordRoom(0), kRecordWords);
+  EXPECT_EQ(RecordRoom(kLag - 1), kRecordWords);
+  EXPECT_EQ(RecordRoom(kLag), kRecordWords + kMoreRecordWords);
+  LeaderMessage m;
+  m.interval = 32;
+  const Config final_config{.algo = kAlgoRing, .proto = kProtoSimple, .channels = 4};  // a word that is not zero
+  for (uint64_t w = 1; w <= 9; ++w) m.updates.push_back(Update(w, 10, final_config));  // 9 x 13 words
+  EXPECT_TRUE(absl::IsInvalidArgument(Encode(&m, kLag, {}).status()));
+  MoreWords more;
+  more.fill(7);  // written whole
+  absl::StatusOr<Words> w = Encode(&m, kLag, {}, kProtocolVersion, &more);
+  ASSERT_TRUE(w.ok()) << w.status();
+  const int past = 9 * 13 - kRecordWords;  // record words in `more`
+  for (int i = 0; i < kMoreRecordWords; ++i) EXPECT_EQ(more[i] != 0, i < past) << "more record word " << i;
+  absl::StatusOr<Delivered> d = Decode(*w, &more);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->message, m);
+  // Other ranks write zeros there, so the MAX delivers the leader's words.
+  MoreWords other;
+  other.fill(7);
+  ASSERT_TRUE(Encode(nullptr, kLag, {}, kProtocolVersion, &other).ok());
+  EXPECT_EQ(other, MoreWords{});
+  // Without the more record words the records run past the array; a word past the records is not zero.
+  EXPECT_TRUE(absl::IsDataLoss(Decode(*w).status()));
+  MoreWords stray = more;
+  stray[kMoreRecordWords - 1] = 1;
+  EXPECT_TRUE(absl::IsDataLoss(Decode(*w, &stray).status()));
+  // Exactly the room fits; one word more does not.
+  LeaderMessage full;
+  full.updates.push_back(Update(1, kRecordWords + kMoreRecordWords - 3));
+  EXPECT_TRUE(Encode(&full, kLag, {}, kProtocolVersion, &more).ok());
+  full.updates[0] = Update(1, kRecordWords + kMoreRecordWords - 2);
+  EXPECT_TRUE(absl::IsInvalidArgument(Encode(&full, kLag, {}, kProtocolVersion, &more).status()));
+  // A message that fits the payload decodes alike with and without the (zero) more record words.
+  LeaderMessage small;
+  small.interval = 32;
+  small.updates.push_back(Update(3, 4));
+  absl::StatusOr<Words> ws = Encode(&small, kLag, {}, kProtocolVersion, &more);
+  ASSERT_TRUE(ws.ok());
+  EXPECT_EQ(more, MoreWords{});
+  ASSERT_TRUE(Decode(*ws, &more).ok());
+  EXPECT_EQ(Decode(*ws, &more)->message, small);
+  EXPECT_EQ(Decode(*ws)->message, small);
+}
+
 // ---- Encode rejects out-of-range fields ----
 
 struct BadField {

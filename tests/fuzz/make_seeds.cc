@@ -1,5 +1,6 @@
 // Writes the payload seeds of corpus/fuzz_payload_decode: real encodings (a leader message with
-// schedules, other ranks' words, flags, a newer protocol version, a full payload). Usage:
+// schedules, other ranks' words, flags, a newer protocol version, a full payload, records running on into the more
+// record words of a sync from id kLag on). Usage:
 // fuzz_make_seeds <corpus/fuzz_payload_decode>
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +12,9 @@ namespace cc = ccltune::coordinator;
 
 namespace {
 
-int Write(const std::string& dir, const std::string& name, const absl::StatusOr<cc::Words>& w) {
+// Writes the payload's words, then the more record words where there are (a sync from id kLag on).
+int Write(const std::string& dir, const std::string& name, const absl::StatusOr<cc::Words>& w,
+          const cc::MoreWords* more = nullptr) {
   if (!w.ok()) {
     std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(w.status().message()).c_str());
     return 1;
@@ -20,6 +23,7 @@ int Write(const std::string& dir, const std::string& name, const absl::StatusOr<
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return 1;
   std::fwrite(w->data(), sizeof(uint64_t), w->size(), f);
+  if (more != nullptr) std::fwrite(more->data(), sizeof(uint64_t), more->size(), f);
   return std::fclose(f) == 0 ? 0 : 1;
 }
 
@@ -50,5 +54,10 @@ int main(int argc, char** argv) {
   cc::LeaderMessage full;
   for (uint64_t h = 1; h <= 18; ++h) full.updates.push_back({h, {{{0, 0, 4, 0}, 0}}, true});
   rc |= Write(dir, "leader_full", cc::Encode(&full, 99, {}));
+  cc::LeaderMessage spans;  // 30 updates of 3 words: the records run on past the payload's last word
+  for (uint64_t h = 1; h <= 30; ++h) spans.updates.push_back({h, {{{1, 2, 4, 0}, 0}}, false, true});
+  cc::MoreWords more{};
+  auto spans_words = cc::Encode(&spans, 99, {}, cc::kProtocolVersion, &more);
+  rc |= Write(dir, "leader_spans_more", spans_words, &more);
   return rc;
 }

@@ -116,9 +116,11 @@ struct Loop {
       queued.pop_front();
     }
     book.NewInterval();  // as the coordinator does at each sync point (the monitoring's allowance)
-    coordinator::LeaderMessage m = leader.Build(book);
+    coordinator::LeaderMessage m = leader.Build(book, coordinator::RecordRoom(id));
     if (m.settle) ++settle_messages;
-    auto words = coordinator::Encode(&m, id, {});
+    coordinator::MoreWords more{};
+    auto words =
+        coordinator::Encode(&m, id, {}, coordinator::kProtocolVersion, coordinator::ExtendedSync(id) ? &more : nullptr);
     ASSERT_TRUE(words.ok()) << words.status();
     for (const auto& u : m.updates) {
       shipped.push_back(u);
@@ -633,11 +635,11 @@ TEST(Leader, CostTableSeenBeforeTheFirstCountedUnitStillStartsTheSearch) {
   coordinator::ScheduleBook book;
   const WorkloadKey k = Key(1 << 20);
   leader.OnSpace(k.Hash(), RingAndTree(), Costs());
-  EXPECT_TRUE(leader.Build(book).updates.empty());  // not a unit yet: nothing to schedule
+  EXPECT_TRUE(leader.Build(book, coordinator::kRecordWords).updates.empty());  // not a unit yet: nothing to schedule
   leader.OnUnit(k.Hash(), k);
-  EXPECT_TRUE(leader.Build(book).updates.empty());  // one call: not searched yet
+  EXPECT_TRUE(leader.Build(book, coordinator::kRecordWords).updates.empty());  // one call: not searched yet
   leader.OnUnit(k.Hash(), k);
-  const coordinator::LeaderMessage m = leader.Build(book);
+  const coordinator::LeaderMessage m = leader.Build(book, coordinator::kRecordWords);
   ASSERT_EQ(m.updates.size(), 1u);
   EXPECT_GT(m.updates[0].entries.size(), 1u);
 }
@@ -658,9 +660,9 @@ TEST(Leader, TheDefaultsRunReportedBeforeTheSearchStartedReachesIt) {
   leader.OnUnit(k.Hash(), k);
   leader.OnSpace(k.Hash(), ring, Costs());
   leader.OnRan(k.Hash(), Config{}, Config{kAlgoRing, kProtoSimple, 24, 0});
-  EXPECT_TRUE(leader.Build(book).updates.empty());  // one call: not searched yet
-  leader.OnUnit(k.Hash(), k);                       // the search starts; NCCL's run is the same, not reported
-  const coordinator::LeaderMessage m = leader.Build(book);
+  EXPECT_TRUE(leader.Build(book, coordinator::kRecordWords).updates.empty());  // one call: not searched yet
+  leader.OnUnit(k.Hash(), k);  // the search starts; NCCL's run is the same, not reported
+  const coordinator::LeaderMessage m = leader.Build(book, coordinator::kRecordWords);
   ASSERT_EQ(m.updates.size(), 1u);
   std::set<std::string> asked;
   for (const coordinator::ScheduleEntry& e : m.updates[0].entries)
@@ -680,13 +682,13 @@ TEST(Leader, ACallSeenOnceIsNotSearched) {
   const WorkloadKey once = Key(3 << 20);
   leader.OnSpace(once.Hash(), RingAndTree(), Costs());
   leader.OnUnit(once.Hash(), once);
-  for (int i = 0; i < 5; ++i) EXPECT_TRUE(leader.Build(book).updates.empty());
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(leader.Build(book, coordinator::kRecordWords).updates.empty());
   // Another workload of the same size class (2-4 MiB): the class's second call starts its one search,
   // which schedules both members (and converges both).
   const WorkloadKey member = Key((3 << 20) + 4096);
   leader.OnSpace(member.Hash(), RingAndTree(), Costs());
   leader.OnUnit(member.Hash(), member);
-  const coordinator::LeaderMessage m = leader.Build(book);
+  const coordinator::LeaderMessage m = leader.Build(book, coordinator::kRecordWords);
   ASSERT_FALSE(m.updates.empty());
   EXPECT_TRUE(std::any_of(m.updates.begin(), m.updates.end(),
                           [&](const coordinator::WorkloadUpdate& u) { return u.workload == member.Hash(); }));
@@ -700,7 +702,7 @@ TEST(Leader, ImportShipsConvergedFinalEntries) {
   imp.config = Config{kAlgoRing, kProtoLL128, 16, 0};
   imp.tuned_us = 10;
   leader.AddImports({imp});
-  coordinator::LeaderMessage m = leader.Build(book);
+  coordinator::LeaderMessage m = leader.Build(book, coordinator::kRecordWords);
   ASSERT_EQ(m.updates.size(), 1u);
   EXPECT_TRUE(m.updates[0].converged);
   ASSERT_EQ(m.updates[0].entries.size(), 1u);
@@ -712,7 +714,7 @@ TEST(Leader, ImportShipsConvergedFinalEntries) {
   leader.OnApplied(m.updates[0]);
   leader.OnUnit(imp.key.Hash(), imp.key);
   leader.OnSpace(imp.key.Hash(), RingAndTree(), Costs());
-  EXPECT_TRUE(leader.Build(book).updates.empty());
+  EXPECT_TRUE(leader.Build(book, coordinator::kRecordWords).updates.empty());
 }
 
 // Four workloads, each four calls in a row per iteration (period 16): the first intervals (kInitialInterval, 16 units)
@@ -738,7 +740,7 @@ TEST(Leader, SyncPointsMoveToTheEndOfAWorkloadsRun) {
     }
     if (a.issue) {
       sync_units.push_back(u);
-      sent[*a.issue] = leader.Build(book);
+      sent[*a.issue] = leader.Build(book, coordinator::RecordRoom(*a.issue));
       EXPECT_GE(sent[*a.issue].interval, sent[*a.issue].period) << "an interval shorter than an iteration";
     }
   }
@@ -762,7 +764,7 @@ TEST(Leader, ManyWorkloadsFitOnePayloadAtATime) {
     leader.OnSpace(k.Hash(), RingAndTree(), Costs());
     leader.OnUnit(k.Hash(), k);  // the second call starts the search
   }
-  coordinator::LeaderMessage m = leader.Build(book);
+  coordinator::LeaderMessage m = leader.Build(book, coordinator::kRecordWords);
   EXPECT_FALSE(m.updates.empty());
   EXPECT_LT(m.updates.size(), 20u);  // the rest waits for the next payload
   auto words = coordinator::Encode(&m, 0, {});

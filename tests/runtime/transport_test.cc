@@ -101,12 +101,14 @@ TEST(NcclTransport, SyncOpEndsWithAKernelAfterTheCopyAndReturnsTheReducedWords) 
       coordinator::Payload p;
       p.extended = coordinator::ExtendedSync(id);
       for (size_t i = 0; i < p.base.size(); ++i) p.base[i] = id * 1000 + i;
+      if (p.extended)
+        for (size_t i = 0; i < p.more.size(); ++i) p.more[i] = id * 3000 + i;
       for (size_t i = 0; i < p.samples.size(); ++i) p.samples[i] = id * 7 + i;
       ASSERT_TRUE(t.Issue(id, p, user).ok());
       // Everything on the user's stream; the user's next kernel follows a memset, never the copy.
       ASSERT_THAT(Names(dev.ops), ElementsAre("h2d", "allreduce", "d2h", "memset", "record"));
       for (const auto& op : dev.ops) EXPECT_EQ(op.stream, user) << op.what;
-      // Base-size syncs copy and reduce 64 words, extended ones 256.
+      // Base-size syncs copy and reduce 64 words, extended ones 320.
       EXPECT_EQ(reduced_words.back(), p.words());
       EXPECT_EQ(dev.ops[0].bytes, static_cast<size_t>(p.words()) * sizeof(uint64_t));
       // The memset writes past every slot: it cannot touch a sync op's words.
@@ -124,9 +126,13 @@ TEST(NcclTransport, SyncOpEndsWithAKernelAfterTheCopyAndReturnsTheReducedWords) 
       ASSERT_TRUE(t.Wait(id, &out, absl::Seconds(1)).ok());
       EXPECT_EQ(out.base, p.base);
       EXPECT_EQ(out.extended, p.extended);
-      if (p.extended) EXPECT_EQ(out.samples, p.samples);
+      if (p.extended) {
+        EXPECT_EQ(out.more, p.more);
+        EXPECT_EQ(out.samples, p.samples);
+      }
     }
     EXPECT_EQ(reduced_words.front(), coordinator::kPayloadWords);  // sync 0: the agreement point, base size
+    EXPECT_EQ(reduced_words.back(), coordinator::kExtendedWords);
   }
 }
 
