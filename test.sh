@@ -23,7 +23,9 @@ step="checking the format (scripts/check-format.sh)"
 bash scripts/check-format.sh
 done_steps+=("format;")
 step="running ctest in $build"
-(cd "$build" && ctest --output-on-failure -j1 --timeout 600 "$@")
+# The unit tests side by side (the sanitizer stages run them so too); the multi-rank and timing tests one at a time.
+(cd "$build" && ctest --output-on-failure -L '^unit$' -j"$(nproc)" --timeout 600 "$@")
+(cd "$build" && ctest --output-on-failure -LE '^unit$' -j1 --timeout 600 "$@")
 done_steps+=("$(cd "$build" && ctest -N "$@" | tail -1 | sed 's/Total Tests: //') ctest tests (unit, sim, chaos, spin, install);")
 if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
   step="fuzzing (scripts/fuzz.sh)"
