@@ -1,6 +1,7 @@
 // coordinator: when syncs happen. SyncCadence places the sync points (identically on every rank, from
 // delivered data only); IterationDetector and IntervalPolicy are the leader's choice of the next
-// interval (at least one training iteration long, DESIGN.md §4 "No new deadlock").
+// interval (any kLag of them in a row at least one training iteration long, DESIGN.md §4 "No new deadlock";
+// docs/how-it-works.md "The host wait and deadlock").
 #include <algorithm>
 #include <limits>
 
@@ -96,14 +97,17 @@ void IterationDetector::Detect(size_t limit) {
   period_ = 0;
 }
 
-uint64_t IterationDetector::ShiftToRunEnd() const {
+uint64_t IterationDetector::ShiftToRunEnd(uint64_t ahead) const {
   const size_t n = seq_.size();
   const uint64_t p = period_;
   if (p < 2 || n <= p) return 0;
-  // The workload k units after the last one observed, 0 <= k <= p (one period earlier in the history for k >= 1).
-  auto at = [&](uint64_t k) { return k == 0 ? seq_[n - 1] : seq_[n - 1 + k - p]; };
+  // The workload k units after the last one observed: a whole number of periods earlier in the history.
+  auto at = [&](uint64_t k) {
+    const uint64_t m = k % p;
+    return m == 0 ? seq_[n - 1] : seq_[n - 1 + m - p];
+  };
   for (uint64_t d = 0; d < p; ++d)
-    if (at(d) != at(d + 1)) return d;
+    if (at(ahead + d) != at(ahead + d + 1)) return d;
   return 0;
 }
 
@@ -111,12 +115,18 @@ namespace {
 uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 }  // namespace
 
-// The floor (one iteration, at least min_units, a multiple of the period) always wins over max_units:
-// an interval shorter than an iteration is what could make the host wait deadlock.
+// The floor always wins over max_units: kLag intervals in a row shorter than an iteration are what could make
+// the host wait deadlock. Converged, it is one iteration (at least min_units, a multiple of the period). While
+// something is searched it is half an iteration, the complement of the last interval: the wait at sync point
+// k + kLag for sync k then still targets a sync issued at least one iteration earlier, and the loop's host
+// synchronisation, which comes once in every iteration, lies between the two.
 uint64_t IntervalPolicy::Next(uint64_t period, bool searching, uint64_t cap, bool settle) {
+  static_assert(kLag == 2, "the half-iteration floor spans one iteration in two intervals");
   const uint64_t fewest = settle && period == 1 ? std::max(o_.min_units, o_.settle_units) : o_.min_units;
-  const uint64_t floor =
+  uint64_t floor =
       period == 0 ? std::max<uint64_t>(o_.unknown_period_units, 1) : RoundUp(std::max(fewest, period), period);
+  if (searching && period >= 2 && fewest <= period / 2)
+    floor = std::max({fewest, period / 2, period - std::min(last_, period)});
   uint64_t next = floor;
   if (!searching && last_ != 0) {
     const uint64_t doubled = last_ > std::numeric_limits<uint64_t>::max() / 2 ? last_ : 2 * last_;

@@ -288,10 +288,11 @@ class IterationDetector {
   void Observe(uint64_t workload);
   // Smallest period P that repeats at least 3 times at the end of the history; 0 while unknown.
   uint64_t period() const { return period_; }
-  // With the period known: the fewest units d in [0, period) such that the unit d after the last one observed ends a
-  // run of calls of one workload (the unit after it, one period earlier in the history, is another workload's). A
-  // sync op placed there falls between two workloads' runs. 0 while the period is unknown or no such unit exists.
-  uint64_t ShiftToRunEnd() const;
+  // With the period known: the fewest units d in [0, period) such that the unit ahead + d after the last one observed
+  // ends a run of calls of one workload (the unit after it, read whole periods earlier in the history, is another
+  // workload's). A sync op placed there falls between two workloads' runs. 0 while the period is unknown or no such
+  // unit exists.
+  uint64_t ShiftToRunEnd(uint64_t ahead = 0) const;
 
  private:
   void Detect(size_t limit);  // tries the periods 1 .. limit
@@ -301,10 +302,11 @@ class IterationDetector {
   uint64_t observed_ = 0;
 };
 
-// Leader side: how long the next interval is. At least one iteration (a multiple of the period),
-// at least `min_units`; doubles while everything is converged, up to `max_units` (and up to `cap`, when
-// not 0: a converged workload's guard is still checking, and its probes come and go at syncs); back to
-// short while something is searched.
+// Leader side: how long the next interval is. At least `min_units`; converged, at least one iteration (a multiple of
+// the period), doubling up to `max_units` (and up to `cap`, when not 0: a converged workload's guard is still
+// checking, and its probes come and go at syncs). While something is searched: half an iteration, the last
+// interval's complement to one iteration (a period of at least 2 and `min_units` at most half of it; otherwise one
+// iteration), so that any kLag intervals in a row still span an iteration (the host wait's premise, DESIGN.md §4).
 struct IntervalOptions {
   uint64_t min_units = 8;
   uint64_t max_units = 1 << 16;

@@ -572,13 +572,18 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book, 
   msg.interval = policy_.Next(detector_.period(), searching(), checking() ? kGuardIntervalCap : 0, msg.settle);
   // A sync op in the middle of a workload's run of calls costs it a sample: the call after the sync op is held
   // (LeaderMessage::settle), beside the one that starts the run. Once the period is known, the sync points keep their
-  // place in the iteration (the intervals are multiples of it); this moves them once to the end of a run, where the
-  // call after the sync op is one that is held anyway. This payload's interval starts at sync point k + kLag, which
-  // lies a whole number of periods after this one when the last kLag intervals were plain multiples of the period.
+  // place in the iteration (the intervals are multiples of it, or halves that add up to it); this moves them to the
+  // end of a run, where the call after the sync op is one that is held anyway. This payload's interval starts at sync
+  // point k + kLag, the last kLag intervals after this one, and it ends `ahead` units into an iteration from here
+  // while the period has not changed since they were chosen.
   const uint64_t period = detector_.period();
   bool steady = period > 1;
-  for (const Delivered& d : delivered_) steady = steady && d.period == period && d.interval % period == 0;
-  const uint64_t shift = steady ? detector_.ShiftToRunEnd() : 0;
+  uint64_t span = msg.interval;
+  for (const Delivered& d : delivered_) {
+    steady = steady && d.period == period;
+    span += d.interval;
+  }
+  const uint64_t shift = steady ? detector_.ShiftToRunEnd(span % period) : 0;
   msg.interval += shift;
   std::rotate(delivered_.begin(), delivered_.begin() + 1, delivered_.end());
   delivered_.back() = Delivered{period, msg.interval};

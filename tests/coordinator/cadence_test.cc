@@ -173,6 +173,12 @@ TEST(IterationDetector, ShiftToRunEndReachesTheLastCallOfARun) {
     const int last = (i - 1) % 10;
     const int end = last <= 3 ? 3 : last <= 7 ? 7 : 9;
     EXPECT_EQ(d.ShiftToRunEnd(), static_cast<uint64_t>(end - last)) << "after index " << last;
+    // From a unit `ahead` further on (a sync point half an iteration later, or more than one iteration).
+    for (int ahead = 1; ahead < 25; ++ahead) {
+      const int at = (last + ahead) % 10;
+      const int at_end = at <= 3 ? 3 : at <= 7 ? 7 : 9;
+      EXPECT_EQ(d.ShiftToRunEnd(ahead), static_cast<uint64_t>(at_end - at)) << "after index " << last << " + " << ahead;
+    }
     d.Observe(it[i % 10]);
   }
   // Every key differs from the next one: already at a run's end. One workload alone (period 1): no run ends.
@@ -225,9 +231,32 @@ TEST(IntervalPolicy, UnknownPeriod) {
 TEST(IntervalPolicy, AtLeastOneIterationMultipleOfPeriod) {
   IntervalPolicy p({.min_units = 8, .max_units = 1000});
   EXPECT_EQ(p.Next(3, true), 9u);    // max(8, 3) rounded up to a multiple of 3
-  EXPECT_EQ(p.Next(20, true), 20u);  // one iteration
+  EXPECT_EQ(p.Next(12, true), 12u);  // min_units above half an iteration: one iteration
   EXPECT_EQ(p.Next(1, true), 8u);
-  EXPECT_EQ(p.Next(2000, true), 2000u);  // one iteration beats max_units
+  EXPECT_EQ(p.Next(2000, false), 2000u);  // one iteration beats max_units
+  EXPECT_EQ(p.Next(2000, true), 1000u);   // half of one, searching: still above max_units
+}
+
+// While something is searched the intervals are half an iteration: each the complement of the one before it to a
+// whole iteration (odd periods alternate), so that any two in a row, the span from a sync op to the host wait
+// for it (kLag), cover at least one iteration. Converged, the doubling starts from a whole iteration again.
+TEST(IntervalPolicy, HalfAnIterationWhileSearching) {
+  static_assert(kLag == 2);
+  IntervalPolicy p({.min_units = 1, .max_units = 1000});
+  std::vector<uint64_t> got;
+  for (int i = 0; i < 6; ++i) got.push_back(p.Next(5, true));
+  EXPECT_EQ(got, (std::vector<uint64_t>{5, 2, 3, 2, 3, 2}));  // the first after none: a whole iteration
+  EXPECT_EQ(p.Next(5, false), 5u);                            // converged: back to one iteration (2 x 2 < 5)
+  EXPECT_EQ(p.Next(5, false), 10u);
+  EXPECT_EQ(p.Next(5, true), 2u);  // after a long one: the half alone
+  EXPECT_EQ(p.Next(5, true), 3u);
+  EXPECT_EQ(p.Next(64, true), 61u);  // the period grew: the complement of 3 to 64
+  EXPECT_EQ(p.Next(64, true), 32u);
+  EXPECT_EQ(p.Next(64, true), 32u);
+  EXPECT_EQ(p.Next(1, true), 1u);  // a period of one: no half
+  IntervalPolicy floor({.min_units = 40, .max_units = 1000});
+  EXPECT_EQ(floor.Next(64, true), 64u);  // min_units above half an iteration: whole iterations
+  EXPECT_EQ(floor.Next(64, true), 64u);
 }
 
 TEST(IntervalPolicy, DoublesWhileConvergedAndResetsOnSearch) {

@@ -719,7 +719,9 @@ TEST(Leader, ImportShipsConvergedFinalEntries) {
 
 // Four workloads, each four calls in a row per iteration (period 16): the first intervals (kInitialInterval, 16 units)
 // put every sync point after the first call of a run, where the call after the sync op is held beside the one that
-// starts the run. Once the period is known the leader moves them, once, to the end of a run, and they stay there.
+// starts the run. Once the period is known the leader moves them to the end of a run, and they stay there. While
+// the search runs the intervals are half an iteration, and a sync op and the host wait for it (kLag sync points
+// later) are never less than one iteration apart.
 TEST(Leader, SyncPointsMoveToTheEndOfAWorkloadsRun) {
   Leader leader(Opts());
   coordinator::ScheduleBook book;
@@ -741,10 +743,14 @@ TEST(Leader, SyncPointsMoveToTheEndOfAWorkloadsRun) {
     if (a.issue) {
       sync_units.push_back(u);
       sent[*a.issue] = leader.Build(book, coordinator::RecordRoom(*a.issue));
-      EXPECT_GE(sent[*a.issue].interval, sent[*a.issue].period) << "an interval shorter than an iteration";
+      EXPECT_GE(sent[*a.issue].interval, sent[*a.issue].period / 2) << "an interval shorter than half an iteration";
     }
   }
   ASSERT_EQ(sent.rbegin()->second.period, 16u);
+  for (size_t i = 0; i + coordinator::kLag < sync_units.size(); ++i)
+    EXPECT_GE(sync_units[i + coordinator::kLag] - sync_units[i], 16u) << "the host wait at sync point " << i + 2;
+  const auto halves = std::count_if(sent.begin(), sent.end(), [](const auto& m) { return m.second.interval == 8; });
+  EXPECT_GT(halves, 20) << "intervals of half an iteration while searching";
   int at_run_end = 0, later = 0;
   for (uint64_t s : sync_units) {
     if (s <= 16 * 10) continue;

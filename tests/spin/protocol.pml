@@ -18,7 +18,9 @@
  * -D switches: NO_CCLTUNE (the user program alone), PLANTED_LATE (bug a: rank 1 applies every
  * update one call late), PLANTED_SKIP (bug b: rank 1 never issues sync SKIP_ID), PLANTED_SIZE_KEY
  * (bug c: schedules keyed by call size instead of workload), SHORT_INTERVAL (sync intervals of one
- * unit, shorter than an iteration: the premise of the no-new-deadlock argument broken);
+ * unit, shorter than an iteration: the premise of the no-new-deadlock argument broken), HALF_INTERVAL
+ * (intervals of half an iteration, each the complement of the one before, as while a search runs: two in a
+ * row, the span from a sync op to the host wait for it, still cover an iteration);
  * REACH_TUNED and REACH_STOP assert that no tuned config runs and that tuning never stops, so that
  * their counterexamples show the checked model does reach both.
  */
@@ -40,8 +42,19 @@
 #define FIRST 1 /* coordinator::kFirstSyncUnit: the first sync follows unit 1, the agreement point */
 #ifdef SHORT_INTERVAL
 #define IVL 1
+#elif defined(HALF_INTERVAL)
+#define IVL (UPI / 2) /* IntervalPolicy's floor while searching: half an iteration (the shorter half) */
 #else
 #define IVL UPI /* IntervalPolicy's floor: one iteration; kInitialInterval stands for the same */
+#endif
+#ifdef HALF_INTERVAL
+/* the interval after sync point j: halves, each the complement of the one before (an odd UPI alternates), so
+   that LAG of them in a row span one iteration; the shortest span from a sync op to its apply */
+#define IVLJ(j) (((j) % 2 == 0) -> IVL : UPI - IVL)
+#define SPAN UPI
+#else
+#define IVLJ(j) IVL
+#define SPAN (LAG * IVL)
 #endif
 #define TOTAL (ITERS * UPI)
 #define VM 3 /* stands for 2^63: a rank writes its version v and VM - v */
@@ -266,18 +279,18 @@ inline apply(k) {
           w = 0
        :: else -> printf("MSC: rank %d applies sync %d: no update\n", r, k)
        fi;
-       ivl = ((xpay[x] & PAY_LONG) > 0 -> 2 * IVL : IVL)
+       ivl = ((xpay[x] & PAY_LONG) > 0 -> 2 * IVLJ(j) : IVLJ(j))
     fi;
     xpay[x] = 0; xcant[x] = 0; xvmax[x] = 0; xvminc[x] = 0; x = 0
   }
 }
 
 /* The leader writes its message, every other rank zeros. Payload j is applied LAG sync points
-   later, at least LAG * IVL units on; past the end of the program nobody reads it, and the leader
+   later, at least SPAN units on; past the end of the program nobody reads it, and the leader
    leaves it empty (this only prunes branches that cannot differ). */
 inline issue(j) {
   if
-  :: r == 0 && nextu + LAG * IVL <= TOTAL ->
+  :: r == 0 && nextu + SPAN <= TOTAL ->
      if
      :: pay = 0
 #ifndef SHORT_INTERVAL
@@ -307,7 +320,7 @@ inline after_unit() {
   :: syncing && units == nextu ->
      j = nextid;
      nextid++;
-     ivl = IVL;
+     ivl = IVLJ(j);
      if
      :: j >= LAG -> k = j - LAG; apply(k); k = 0
      :: else
