@@ -574,8 +574,8 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book, 
   // (LeaderMessage::settle), beside the one that starts the run. Once the period is known, the sync points keep their
   // place in the iteration (the intervals are multiples of it, or halves that add up to it); this moves them to the
   // end of a run, where the call after the sync op is one that is held anyway. This payload's interval starts at sync
-  // point k + kLag, the last kLag intervals after this one, and it ends `ahead` units into an iteration from here
-  // while the period has not changed since they were chosen.
+  // point k + kLag, the last kLag intervals after this one; it ends `span` (those and its own) modulo the period
+  // units into an iteration from here, while the period has not changed since they were chosen.
   const uint64_t period = detector_.period();
   bool steady = period > 1;
   uint64_t span = msg.interval;
