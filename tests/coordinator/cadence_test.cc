@@ -234,7 +234,7 @@ TEST(IntervalPolicy, AtLeastOneIterationMultipleOfPeriod) {
   EXPECT_EQ(p.Next(12, true), 12u);  // min_units above half an iteration: one iteration
   EXPECT_EQ(p.Next(1, true), 8u);
   EXPECT_EQ(p.Next(2000, false), 2000u);  // one iteration beats max_units
-  EXPECT_EQ(p.Next(2000, true), 1000u);   // half of one, searching: still above max_units
+  EXPECT_EQ(p.Next(2000, true), 1000u);   // half of one, searching: the floor, never capped by max_units
 }
 
 // While something is searched the intervals are half an iteration: each the complement of the one before it to a
