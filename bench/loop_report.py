@@ -9,7 +9,12 @@ compare on a window common to both. With --group, files whose names differ only 
 l1-new-2.json) are also pooled: the mean iteration, and the geometric means of default/tuned, of the searching cost and
 of the window's cost.
 
-Usage: bench/loop_report.py RUN1.json [RUN2.json ...] [--group] [--window N]
+With --model TABLE (a landscape table, tests/data/landscapes/*.txt), each loop's final configs are also priced on the
+table's times: the sum over its workloads of the default's time over the sum of the picked configs' (one call each),
+which tells a worse set of picks from a converged loop's timing spread (with --group, their geometric mean). A
+workload the table cannot price (no row, a config it lacks) is left out of both sums and counted.
+
+Usage: bench/loop_report.py RUN1.json [RUN2.json ...] [--group] [--window N] [--model TABLE]
 """
 import argparse
 import json
@@ -17,6 +22,9 @@ import math
 import os
 import re
 import sys
+
+from check_results import TABLE_NAMES  # the JSON's collective names -> a landscape table's
+from search_tally import load_table, table_name
 
 
 def timed_over_default(iter_us, default_us):
@@ -43,7 +51,29 @@ def loop_of(path):
         "tuning_iter_us": loop.get("tuning_iter_us", []),
         "default_us": d,
         "tuned_us": t,
+        "workloads": ws,
     }
+
+
+def picks_on_table(r, table):
+    """(default / tuned summed over the loop's workloads on the table's times, workloads left unpriced), or
+    (None, unpriced) when none could be priced. A workload's config is as the loop writes it: `default` or
+    ALGO/PROTO/ncN."""
+    default_sum = tuned_sum = 0.0
+    unpriced = 0
+    for w in r["workloads"]:
+        times = table.get((TABLE_NAMES.get(w["collective"], w["collective"]), w["bytes"]), {})
+        parts = w.get("config", "").split("/")
+        if len(parts) == 3 and parts[2].startswith("nc") and parts[2][2:].isdigit():
+            name = table_name({"algorithm": parts[0], "protocol": parts[1], "channels": int(parts[2][2:])})
+        else:
+            name = table_name({"algorithm": w.get("config")})
+        if "default" not in times or name not in times:
+            unpriced += 1
+            continue
+        default_sum += times["default"]
+        tuned_sum += times[name]
+    return (default_sum / tuned_sum if tuned_sum > 0 else None), unpriced
 
 
 def window_cost(r, n):
@@ -67,7 +97,9 @@ def main():
     ap.add_argument("--group", action="store_true", help="pool files named alike but for a trailing -N")
     ap.add_argument("--window", type=int, default=0,
                     help="the first N searching iterations (default: as many as the shortest loop of the files)")
+    ap.add_argument("--model", help="a landscape table: each loop's final configs priced on its times too")
     a = ap.parse_args()
+    table = load_table(a.model) if a.model else None
     status = 0
     loops = []
     for path in a.files:
@@ -92,6 +124,10 @@ def main():
               "default/tuned %.3f; while searching %s x the default's; first %d iterations %s x" %
               (os.path.basename(path), r["repeat"], settled, where, r["default_us"], r["tuned_us"], r["speedup"], cost,
                window, first))
+        if table is not None:
+            r["model"], unpriced = picks_on_table(r, table)
+            print("  picks on %s: default/tuned %s (%d workloads not in it)" %
+                  (os.path.basename(a.model), "%.3f" % r["model"] if r["model"] is not None else "n/a", unpriced))
     if a.group:
         for g, rs in groups.items():
             done = [r["settled"] for r in rs if r["settled"] > 0]
@@ -103,6 +139,10 @@ def main():
                   (g, len(rs), len(done), mean, geomean([r["speedup"] for r in rs]),
                    "%.3f" % geomean(costs) if costs else "n/a", window,
                    "%.3f" % geomean(firsts) if firsts else "n/a"))
+            models = [r["model"] for r in rs if r.get("model") is not None]
+            if table is not None:
+                print("  picks on %s: geomean default/tuned %s" %
+                      (os.path.basename(a.model), "%.3f" % geomean(models) if models else "n/a"))
     return status
 
 

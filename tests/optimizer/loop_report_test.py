@@ -92,6 +92,28 @@ class LoopReport(unittest.TestCase):
         self.assertEqual(pooled[1], "old: 1 runs, 1 settled, mean iteration 9.0, geomean default/tuned 1.000, "
                                     "while searching 1.111, first 2 iterations 1.111")
 
+    def test_model_prices_the_picks_on_a_table(self):
+        table = os.path.join(self.dir.name, "table.txt")
+        with open(table, "w") as f:
+            f.write("# collective config bytes us busbw\n"
+                    "all_reduce default 65536 300 0\nall_reduce a0.p2.nc2 65536 200 0\n"
+                    "all_gather default 65536 100 0\nall_gather a6.p2.nc1 65536 50 0\n")
+        picked = [dict(workload("allreduce", 65536, 3), config="tree/simple/nc2"),
+                  dict(workload("allgather", 65536, 2), config="default"),
+                  dict(workload("allgather", 65536, 2), config="ring/simple/nc1"),  # not in the table
+                  dict(workload("reducescatter", 65536, 2), config="default")]  # no such row
+        other = [dict(workload("allreduce", 65536, 3), config="default"),
+                 dict(workload("allgather", 65536, 2), config="pat/simple/nc1")]
+        written = self.write({"p-1.json": loop(3, picked, [120.0], 100.0, 80.0),
+                              "p-2.json": loop(3, other, [120.0], 100.0, 80.0)})
+        rc, out = run_main(loop_report, ["--group", "--model", table, written["p-1.json"], written["p-2.json"]])
+        self.assertEqual(rc, 0)
+        lines = out.splitlines()
+        # (300 + 100) / (200 + 100), two workloads unpriced; (300 + 100) / (300 + 50).
+        self.assertEqual(lines[1], "  picks on table.txt: default/tuned 1.333 (2 workloads not in it)")
+        self.assertEqual(lines[3], "  picks on table.txt: default/tuned 1.143 (0 workloads not in it)")
+        self.assertEqual(lines[5], "  picks on table.txt: geomean default/tuned %.3f" % ((4 / 3 * 8 / 7) ** 0.5))
+
     def test_a_file_without_a_loop_is_said_and_fails(self):
         rc, out, err = run_main_stderr(loop_report, [self.paths["compare.json"], self.paths["new-1.json"]])
         self.assertEqual(rc, 1)
