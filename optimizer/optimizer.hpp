@@ -67,6 +67,14 @@ struct Options {
   // than drift_ratio (Stats::probes, demoted, shifted, rechecks). Converged on the default, a drift of its
   // time is judged the same way against the reference, the config that came closest to it in the search.
   bool guard = true;
+  // The search's sample budget (entries asked for while searching, NCCL's default included) is race_budget plus
+  // 3 per arm; past it the search decides on what came back (CCLTUNE_RACE_BUDGET). A training loop that runs each
+  // workload once per iteration converges when its slowest search does, and the slowest are the ones that run to
+  // their budget (near ties of two fast arms, gains of a few percent inside the noise). A smaller budget settles a
+  // loop sooner for a converged result a little further from the best (docs/results/search-testbed.md,
+  // sixty-first session: 12 instead of 18 settled the simulated one-call loop after 38.0 iterations instead of
+  // 40.6, and left 0.01-0.08 of the headroom on the recorded landscapes); a long job pays that on every iteration.
+  int race_budget = 18;
 };
 
 // Where the search starts: configs to try first (an imported result, the winner of a neighbouring

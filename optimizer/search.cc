@@ -40,9 +40,8 @@ constexpr double kPickedZ = 1.0;
 // Samples of one arm asked for at most (more cannot move a decision the budget allows).
 constexpr int kArmCap = 24;
 // The sample budget (entries asked for while searching, NCCL's default included): kBudgetPerArm per arm
-// (screening, and its share of the race) plus kBudgetRace. Past it the search decides on what it has: a
-// training loop that runs each workload once per iteration converges when its slowest search does.
-constexpr int kBudgetRace = 18;
+// (screening, and its share of the race) plus Options::race_budget. Past it the search decides on what it has:
+// a training loop that runs each workload once per iteration converges when its slowest search does.
 constexpr double kBudgetPerArm = 3;
 // Refinement steps (each adds the channel counts halfway to the leader's measured neighbours, or chunk
 // sizes); a leader is refined once it has kRefineAfter samples.
@@ -126,6 +125,7 @@ struct Search::Impl {
     store.set_max_channels(space.max_channels);
     opt.max_screen = std::max(1, opt.max_screen);
     opt.monitor_window = std::max(1, opt.monitor_window);
+    opt.race_budget = std::max(0, opt.race_budget);
   }
 
   Config KeyFor(const Config& asked) const { return store.TwinOfDefault(asked) ? Config{} : store.Effective(asked); }
@@ -152,7 +152,7 @@ struct Search::Impl {
   }
   bool IsArm(const Config& c) const { return std::find(arms.begin(), arms.end(), c) != arms.end(); }
   int Budget() const {
-    return kBudgetRace + static_cast<int>(std::lround(kBudgetPerArm * static_cast<double>(arms.size())));
+    return opt.race_budget + static_cast<int>(std::lround(kBudgetPerArm * static_cast<double>(arms.size())));
   }
   // Entries that count against the budget since the search (re)started: those asked for that came back or are
   // still on their way (the waiting config's calls, run while nothing is asked for, are samples the budget does

@@ -220,6 +220,7 @@ void CommLifecycle::SetUp(CommState& cs) {
     lo.search.min_gain = settings.min_gain;
     lo.search.guard = settings.guard;
     lo.search.screen_cost_ratio = settings.screen_cost_ratio;
+    lo.search.race_budget = settings.race_budget;
     lo.max_entries = settings.max_batch;
     lo.channel_budget = cs.channel_budget();
     lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;

@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 22> kSettings = {{
+constexpr std::array<SettingSpec, 23> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -55,6 +55,9 @@ constexpr std::array<SettingSpec, 22> kSettings = {{
     {"CCLTUNE_SCREEN_COST_RATIO", SettingType::kInt, "6", "0..1000",
      "screen no algorithm/protocol whose estimate in NCCL's cost table is more than this many times that of "
      "NCCL's own pick (an imported config is still tried); 0: screen every valid one"},
+    {"CCLTUNE_RACE_BUDGET", SettingType::kInt, "18", "0..1000",
+     "a workload's search asks for at most this many calls plus 3 per algorithm/protocol/channel point screened, "
+     "then decides on what it measured; lower settles sooner, on configs a little further from the best"},
     {"CCLTUNE_GUARD", SettingType::kBool, "1", "0,1",
      "after convergence on a config other than NCCL's default, run the default now and then and search again "
      "when the config reads significantly slower than it; 0: never"},
@@ -195,6 +198,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   get_int("CCLTUNE_MIN_GAIN_PCT", &gain_pct, 0, 50);
   s.min_gain = gain_pct / 100.0;
   get_int("CCLTUNE_SCREEN_COST_RATIO", &s.screen_cost_ratio, 0, 1000);
+  get_int("CCLTUNE_RACE_BUDGET", &s.race_budget, 0, 1000);
   get_bool("CCLTUNE_GUARD", &s.guard);
   get_bool("CCLTUNE_SUMMARY", &s.summary);
   if (const char* v = raw("CCLTUNE_TRACE")) s.trace_path = v;

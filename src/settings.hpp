@@ -44,6 +44,7 @@ struct Settings {
   int max_batch = 24;
   double min_gain = 0.02;
   int screen_cost_ratio = 6;  // CCLTUNE_SCREEN_COST_RATIO (0: every valid subspace screened)
+  int race_budget = 18;       // CCLTUNE_RACE_BUDGET: optimizer::Options::race_budget
   bool guard = true;          // CCLTUNE_GUARD: after convergence, the default probed now and then
   int test_fail_setup_rank = -1;
   int test_export_pause = 0;  // testing only: the Nth export pauses before its rename

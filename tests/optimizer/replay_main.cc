@@ -2,7 +2,8 @@
 // their noise, many seeds, and prints per row and per collective what it found against the recorded
 // oracle. For looking at the search's behaviour; tests/optimizer/replay_test.cc checks the targets.
 // usage: optimizer-replay PREFIX [recorded|drift|sequential] [seeds] [latency] [lookahead]
-// Env: REPLAY_TIMING_MIN, REPLAY_MIN_GAIN_PCT, REPLAY_DESCRIBE=coll/bytes, REPLAY_TAIL=calls (see below).
+// Env: REPLAY_TIMING_MIN, REPLAY_MIN_GAIN_PCT, REPLAY_RACE_BUDGET, REPLAY_DESCRIBE=coll/bytes, REPLAY_TAIL=calls
+// (see below).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,6 +49,9 @@ int main(int argc, char** argv) {
       // REPLAY_MIN_GAIN_PCT=N: the search's min_gain (CCLTUNE_MIN_GAIN_PCT in a job), default 2.
       if (const char* gain = std::getenv("REPLAY_MIN_GAIN_PCT"); gain != nullptr)
         options.min_gain = std::atof(gain) / 100;
+      // REPLAY_RACE_BUDGET=N: the search's race budget (CCLTUNE_RACE_BUDGET in a job), default 18.
+      if (const char* budget = std::getenv("REPLAY_RACE_BUDGET"); budget != nullptr)
+        options.race_budget = std::atoi(budget);
       Search s(SpaceOf(row, d.channel_truth), options);
       Replay r(row, mode, static_cast<uint64_t>(seed) * 7919 + row.bytes, drift,
                std::getenv("REPLAY_TIMING_MIN") != nullptr ? OverRanks::kMin : OverRanks::kMax);

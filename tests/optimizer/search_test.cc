@@ -4,6 +4,7 @@
 // monitoring after convergence, warm start.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -339,6 +340,36 @@ TEST(Search, SamplesLostBeforeAReopenLeaveTheNewSearchItsOwnBudget) {
   }
   // Heavy noise on a flat landscape runs most searches to their budget, where the lost count would show.
   EXPECT_GT(at_budget, 10);
+}
+
+// Options::race_budget sets the budget, race_budget + 3 entries per arm: heavy noise on a flat landscape runs most
+// searches to it, and none asks for more.
+TEST(Search, TheRaceBudgetBoundsTheEntries) {
+  double requested[2] = {0, 0};
+  const int budgets[2] = {12, 18};
+  for (int b = 0; b < 2; ++b) {
+    Options options;
+    options.race_budget = budgets[b];
+    int at_budget = 0;
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      const Landscape L = MakeLandscape(SizeClass::kFlat, seed);
+      Search s(L.space, options);
+      Noise noise(seed, 0.25);
+      ASSERT_TRUE(DriveLandscape(s, L, noise).converged) << seed;
+      // Describe() reads "(N asked of BUDGET, ...".
+      const std::string d = s.Describe();
+      const size_t at = d.find(" asked of ");
+      ASSERT_NE(at, std::string::npos) << d;
+      const int budget = std::atoi(d.c_str() + at + 10);
+      EXPECT_GT(budget, budgets[b]) << d;
+      EXPECT_EQ((budget - budgets[b]) % 3, 0) << d;
+      EXPECT_LE(s.stats().requested, budget) << d;
+      at_budget += s.stats().requested == budget ? 1 : 0;
+      requested[b] += static_cast<double>(s.stats().requested) / 40;
+    }
+    EXPECT_GT(at_budget, 10) << budgets[b];
+  }
+  EXPECT_LT(requested[0], requested[1]);
 }
 
 // Real NCCL on the one-GPU testbed (all-reduce 1 MiB): ring/simple/nc1 read 4.1x the default on its one

@@ -119,6 +119,21 @@ TEST(Settings, ScreenCostRatio) {
             "invalid value '1001' for CCLTUNE_SCREEN_COST_RATIO (accepted: 0..1000); using the default 6");
 }
 
+// The search's race budget is 18 unless set; 0 is accepted (3 entries per screened arm only); out of range keeps 18.
+TEST(Settings, RaceBudget) {
+  g_env = {};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).race_budget, 18);
+  g_env = {{"CCLTUNE_RACE_BUDGET", "0"}};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).race_budget, 0);
+  g_env = {{"CCLTUNE_RACE_BUDGET", "12"}};
+  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).race_budget, 12);
+  g_env = {{"CCLTUNE_RACE_BUDGET", "-1"}};
+  Settings s = Settings::FromEnv(&FakeGetenv);
+  EXPECT_EQ(s.race_budget, 18);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], "invalid value '-1' for CCLTUNE_RACE_BUDGET (accepted: 0..1000); using the default 18");
+}
+
 TEST(Settings, ExportInterval) {
   g_env = {{"CCLTUNE_EXPORT_INTERVAL", "0"}};
   EXPECT_EQ(Settings::FromEnv(&FakeGetenv).export_interval_s, 0);
