@@ -73,7 +73,7 @@ struct Options {
   // their budget (near ties of two fast arms, gains of a few percent inside the noise). A smaller budget settles a
   // loop sooner for a converged result a little further from the best (docs/results/search-testbed.md,
   // sixty-first session: 12 instead of 18 settled the simulated one-call loop after 38.0 iterations instead of
-  // 40.6, and left 0.01-0.08 of the headroom on the recorded landscapes); a long job pays that on every iteration.
+  // 40.6, and left 0.00-0.08 of the headroom on the recorded landscapes); a long job pays that on every iteration.
   int race_budget = 18;
 };
 

@@ -43,6 +43,15 @@ config_table::WorkloadState StateOf(const coordinator::WorkloadUpdate& u, bool i
 
 }  // namespace
 
+optimizer::Options SearchOptionsFrom(const Settings& settings) {
+  optimizer::Options o;
+  o.min_gain = settings.min_gain;
+  o.guard = settings.guard;
+  o.screen_cost_ratio = settings.screen_cost_ratio;
+  o.race_budget = settings.race_budget;
+  return o;
+}
+
 bool CommLifecycle::Blocking(const ncclConfig_t* config) {
   if (config != nullptr && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking != 0;
   return EnvInt("NCCL_COMM_BLOCKING", 1) != 0;
@@ -217,10 +226,7 @@ void CommLifecycle::SetUp(CommState& cs) {
   };
   if (cs.rank() == 0) {
     Leader::Options lo;
-    lo.search.min_gain = settings.min_gain;
-    lo.search.guard = settings.guard;
-    lo.search.screen_cost_ratio = settings.screen_cost_ratio;
-    lo.search.race_budget = settings.race_budget;
+    lo.search = SearchOptionsFrom(settings);
     lo.max_entries = settings.max_batch;
     lo.channel_budget = cs.channel_budget();
     lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;

@@ -9,12 +9,18 @@
 #include "absl/status/statusor.h"
 #include "config_table/config_table.hpp"
 #include "nccl.h"
+#include "optimizer/optimizer.hpp"
 #include "src/comm_state.hpp"
+#include "src/settings.hpp"
 
 namespace ccltune {
 
 class Runtime;
 class CommState;
+
+// The search options `settings` ask for, as the leader of every communicator gets them (CCLTUNE_MIN_GAIN_PCT,
+// CCLTUNE_GUARD, CCLTUNE_SCREEN_COST_RATIO, CCLTUNE_RACE_BUDGET); the others are optimizer::Options' defaults.
+optimizer::Options SearchOptionsFrom(const Settings& settings);
 
 class CommLifecycle {
  public:

@@ -2,10 +2,14 @@
 // with the registry (every variable documented with its default, nothing undocumented).
 #include "src/settings.hpp"
 
+#include "src/comm_lifecycle.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -105,45 +109,87 @@ TEST(Settings, SyncComm) {
   EXPECT_EQ(s.warnings[0], "invalid value 'side' for CCLTUNE_SYNC_COMM (accepted: same,split); using the default same");
 }
 
-// NCCL's cost-table screening rule is on at 6 unless set; 0 turns it off; out of range keeps 6 with a warning.
-TEST(Settings, ScreenCostRatio) {
-  g_env = {};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).screen_cost_ratio, 6);
-  g_env = {{"CCLTUNE_SCREEN_COST_RATIO", "0"}};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).screen_cost_ratio, 0);
-  g_env = {{"CCLTUNE_SCREEN_COST_RATIO", "1001"}};
-  Settings s = Settings::FromEnv(&FakeGetenv);
-  EXPECT_EQ(s.screen_cost_ratio, 6);
-  ASSERT_EQ(s.warnings.size(), 1u);
-  EXPECT_EQ(s.warnings[0],
-            "invalid value '1001' for CCLTUNE_SCREEN_COST_RATIO (accepted: 0..1000); using the default 6");
+// Every integer setting, driven by the registry: unset gives the registry's default; both ends of its range are
+// taken; one past either end keeps the default with one warning naming the range. The table says which field each
+// variable sets, and must name every integer setting the registry has (a new one is checked once it is added here).
+// CCLTUNE_SCREEN_COST_RATIO 0 turns the cost-table screening off; CCLTUNE_RACE_BUDGET 0 leaves 3 entries per
+// screened arm.
+TEST(Settings, IntegerSettingsTakeTheirRangeAndKeepTheDefaultOutsideIt) {
+  using Field = std::function<int64_t(const Settings&)>;
+  const std::map<std::string, Field> fields = {
+      {"CCLTUNE_EXPORT_INTERVAL", [](const Settings& s) { return s.export_interval_s; }},
+      {"CCLTUNE_CHANNEL_BUDGET", [](const Settings& s) { return s.channel_budget; }},
+      {"CCLTUNE_MIN_INTERVAL", [](const Settings& s) { return s.min_interval; }},
+      {"CCLTUNE_SETTLE_US", [](const Settings& s) { return s.settle_us; }},
+      {"CCLTUNE_SYNC_WARN_S", [](const Settings& s) { return s.sync_warn_s; }},
+      {"CCLTUNE_MAX_BATCH", [](const Settings& s) { return s.max_batch; }},
+      {"CCLTUNE_MIN_GAIN_PCT", [](const Settings& s) { return std::llround(s.min_gain * 100); }},
+      {"CCLTUNE_SCREEN_COST_RATIO", [](const Settings& s) { return s.screen_cost_ratio; }},
+      {"CCLTUNE_RACE_BUDGET", [](const Settings& s) { return s.race_budget; }},
+      {"CCLTUNE_TEST_FAIL_SETUP_RANK", [](const Settings& s) { return s.test_fail_setup_rank; }},
+      {"CCLTUNE_TEST_EXPORT_PAUSE", [](const Settings& s) { return s.test_export_pause; }},
+  };
+  size_t checked = 0;
+  for (const SettingSpec& sp : AllSettings()) {
+    if (sp.type != SettingType::kInt) continue;
+    SCOPED_TRACE(sp.name);
+    ++checked;
+    auto it = fields.find(sp.name);
+    ASSERT_NE(it, fields.end()) << "integer setting without a row in this test";
+    const Field& field = it->second;
+    const std::string range = sp.allowed;
+    const size_t dots = range.find("..");
+    ASSERT_NE(dots, std::string::npos) << range;
+    const int64_t lo = std::stoll(range.substr(0, dots));
+    const int64_t hi = std::stoll(range.substr(dots + 2));
+    const int64_t def = std::stoll(sp.default_value);
+    ASSERT_LE(lo, def);
+    ASSERT_LE(def, hi);
+    g_env = {};
+    EXPECT_EQ(field(Settings::FromEnv(&FakeGetenv)), def);
+    for (const int64_t v : {lo, hi}) {
+      g_env = {{sp.name, std::to_string(v)}};
+      const Settings s = Settings::FromEnv(&FakeGetenv);
+      EXPECT_EQ(field(s), v);
+      EXPECT_TRUE(s.warnings.empty());
+    }
+    for (const int64_t v : {lo - 1, hi + 1}) {
+      g_env = {{sp.name, std::to_string(v)}};
+      const Settings s = Settings::FromEnv(&FakeGetenv);
+      EXPECT_EQ(field(s), def);
+      ASSERT_EQ(s.warnings.size(), 1u);
+      EXPECT_EQ(s.warnings[0], "invalid value '" + std::to_string(v) + "' for " + sp.name + " (accepted: " + range +
+                                   "); using the default " + sp.default_value);
+    }
+  }
+  EXPECT_EQ(checked, fields.size()) << "a row of this test names no integer setting of the registry";
 }
 
-// The search's race budget is 18 unless set; 0 is accepted (3 entries per screened arm only); out of range keeps 18.
-TEST(Settings, RaceBudget) {
+// What the search settings set reaches the search every leader runs, and unset they leave optimizer::Options'
+// defaults (the registry's defaults and the optimizer's agree).
+TEST(Settings, SearchSettingsReachTheSearchOptions) {
   g_env = {};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).race_budget, 18);
-  g_env = {{"CCLTUNE_RACE_BUDGET", "0"}};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).race_budget, 0);
-  g_env = {{"CCLTUNE_RACE_BUDGET", "12"}};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).race_budget, 12);
-  g_env = {{"CCLTUNE_RACE_BUDGET", "-1"}};
-  Settings s = Settings::FromEnv(&FakeGetenv);
-  EXPECT_EQ(s.race_budget, 18);
-  ASSERT_EQ(s.warnings.size(), 1u);
-  EXPECT_EQ(s.warnings[0], "invalid value '-1' for CCLTUNE_RACE_BUDGET (accepted: 0..1000); using the default 18");
-}
-
-TEST(Settings, ExportInterval) {
-  g_env = {{"CCLTUNE_EXPORT_INTERVAL", "0"}};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).export_interval_s, 0);
-  g_env = {{"CCLTUNE_EXPORT_INTERVAL", "86400"}};
-  EXPECT_EQ(Settings::FromEnv(&FakeGetenv).export_interval_s, 86400);
-  g_env = {{"CCLTUNE_EXPORT_INTERVAL", "-1"}};
-  Settings s = Settings::FromEnv(&FakeGetenv);
-  EXPECT_EQ(s.export_interval_s, 60);
-  ASSERT_EQ(s.warnings.size(), 1u);
-  EXPECT_EQ(s.warnings[0], "invalid value '-1' for CCLTUNE_EXPORT_INTERVAL (accepted: 0..86400); using the default 60");
+  const optimizer::Options defaults;
+  const optimizer::Options unset = SearchOptionsFrom(Settings::FromEnv(&FakeGetenv));
+  EXPECT_EQ(unset.min_gain, defaults.min_gain);
+  EXPECT_EQ(unset.guard, defaults.guard);
+  EXPECT_EQ(unset.screen_cost_ratio, defaults.screen_cost_ratio);
+  EXPECT_EQ(unset.race_budget, defaults.race_budget);
+  g_env = {{"CCLTUNE_MIN_GAIN_PCT", "7"},
+           {"CCLTUNE_GUARD", "0"},
+           {"CCLTUNE_SCREEN_COST_RATIO", "0"},
+           {"CCLTUNE_RACE_BUDGET", "12"}};
+  const Settings s = Settings::FromEnv(&FakeGetenv);
+  ASSERT_TRUE(s.warnings.empty());
+  const optimizer::Options set = SearchOptionsFrom(s);
+  EXPECT_DOUBLE_EQ(set.min_gain, 0.07);
+  EXPECT_FALSE(set.guard);
+  EXPECT_EQ(set.screen_cost_ratio, 0);
+  EXPECT_EQ(set.race_budget, 12);
+  // The options no setting names keep their defaults.
+  EXPECT_EQ(set.max_screen, defaults.max_screen);
+  EXPECT_EQ(set.monitor_window, defaults.monitor_window);
+  EXPECT_EQ(set.drift_ratio, defaults.drift_ratio);
 }
 
 TEST(Settings, DocsTableMatchesRegistry) {
