@@ -75,6 +75,14 @@ struct Options {
   // sixty-first session: 12 instead of 18 settled the simulated one-call loop after 38.0 iterations instead of
   // 40.6, and left 0.00-0.08 of the headroom on the recorded landscapes); a long job pays that on every iteration.
   int race_budget = 18;
+  // race_budget of a search whose workloads take a small share of their communicator's time (Search::SetLowStakes;
+  // the leader decides, Leader::Options::low_stakes_share): it settles sooner, and a few percent more of a small
+  // share of the time is little. Such a search has race_budget again while its leader reads 10% or more faster than
+  // the default without a significant verdict. At race_budget or above it changes nothing. On real NCCL (the one-GPU
+  // testbed, 4 ranks, a class under 3% of the time low stakes) the training loop of 15 workloads settled after 17.5
+  // iterations instead of 20.8 at four calls per iteration and 41.6 instead of 48.6 at one, its converged configs as
+  // fast (docs/results/search-testbed.md, sixty-third session).
+  int low_stakes_budget = 6;
 };
 
 // Where the search starts: configs to try first (an imported result, the winner of a neighbouring
@@ -120,6 +128,8 @@ struct Stats {
   // Converged on a config other than the default: its time over that of the default measured beside it
   // while searching (each sample against the default samples nearest to it); 0 where not measured.
   double incumbent_relative = 0;
+  int budget = 0;           // entries the search may ask for as it stands: race_budget (see SetLowStakes) + 3 per arm
+  bool low_stakes = false;  // Search::SetLowStakes
 };
 
 class Search {
@@ -169,6 +179,9 @@ class Search {
   // Forget the converged state and search again (drift, or on request).
   void Reopen();
   Stats stats() const;
+  // Whether the workloads of this search take a small share of their communicator's time: the budget is then
+  // Options::low_stakes_budget (see there). The caller may change it at any time; it is read at every decision.
+  void SetLowStakes(bool low);
   // Samples still awaited.
   int pending() const;
   // Changes when the search starts over (Reopen): entries asked for before are worth nothing then, and a

@@ -52,6 +52,16 @@ optimizer::Options SearchOptionsFrom(const Settings& settings) {
   return o;
 }
 
+Leader::Options LeaderOptionsFrom(const Settings& settings) {
+  Leader::Options lo;
+  lo.search = SearchOptionsFrom(settings);
+  lo.max_entries = settings.max_batch;
+  lo.interval.min_units = static_cast<uint64_t>(settings.min_interval);
+  lo.settle_below_us = settings.settle_us;
+  lo.low_stakes_share = settings.low_stakes_pct / 100.0;
+  return lo;
+}
+
 bool CommLifecycle::Blocking(const ncclConfig_t* config) {
   if (config != nullptr && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking != 0;
   return EnvInt("NCCL_COMM_BLOCKING", 1) != 0;
@@ -225,15 +235,11 @@ void CommLifecycle::SetUp(CommState& cs) {
     rt_.calls().FillSamples(*csp, first, n, slot0, early, words);
   };
   if (cs.rank() == 0) {
-    Leader::Options lo;
-    lo.search = SearchOptionsFrom(settings);
-    lo.max_entries = settings.max_batch;
+    Leader::Options lo = LeaderOptionsFrom(settings);
     lo.channel_budget = cs.channel_budget();
     lo.chunk_dim = rt_.plugin().abi() >= 6 && settings.search_chunk;
     lo.channel_truth = rt_.plugin().channel_truth();
     lo.timing = cs.timing;
-    lo.interval.min_units = static_cast<uint64_t>(settings.min_interval);
-    lo.settle_below_us = settings.settle_us;
     lo.trace = rt_.trace();
     if (lo.trace != nullptr) lo.trace_comm = absl::StrFormat("%p", static_cast<void*>(comm));
     cs.leader = std::make_unique<Leader>(lo);

@@ -21,6 +21,10 @@ class CommState;
 // The search options `settings` ask for, as the leader of every communicator gets them (CCLTUNE_MIN_GAIN_PCT,
 // CCLTUNE_GUARD, CCLTUNE_SCREEN_COST_RATIO, CCLTUNE_RACE_BUDGET); the others are optimizer::Options' defaults.
 optimizer::Options SearchOptionsFrom(const Settings& settings);
+// The leader's options `settings` ask for: the search's (SearchOptionsFrom), CCLTUNE_MAX_BATCH, CCLTUNE_MIN_INTERVAL,
+// CCLTUNE_SETTLE_US and CCLTUNE_LOW_STAKES_PCT; those of the communicator (its channel budget, the plugin ABI, the
+// timing, the trace) are set where it is known.
+Leader::Options LeaderOptionsFrom(const Settings& settings);
 
 class CommLifecycle {
  public:

@@ -103,6 +103,7 @@ void Leader::OnUnit(uint64_t workload, const WorkloadKey& key) {
   Work& w = Get(workload);
   ++w.units_this_interval;
   w.last_unit = ++units_;
+  if (w.calls++ == 0) w.first_unit = units_;
   if (w.search_ready) return;
   if (w.class_id == 0) {
     w.key = key;
@@ -402,6 +403,39 @@ bool Leader::checking() const {
   return false;
 }
 
+double Leader::TimeWeight(const Work& w) const {
+  if (w.calls == 0 || units_ < w.first_unit) return 0;
+  const std::deque<double>& measured = !w.default_samples.empty() ? w.default_samples : w.incumbent_samples;
+  if (measured.empty()) return 0;
+  const double us = Robust(measured);
+  if (!(us > 0)) return 0;
+  return us * static_cast<double>(w.calls) / static_cast<double>(units_ - w.first_unit + 1);
+}
+
+void Leader::UpdateStakes() {
+  if (o_.low_stakes_share <= 0) return;
+  std::map<uint64_t, double> weight;  // per class
+  std::set<uint64_t> unknown;         // classes with a running member of unknown weight
+  double total = 0;
+  for (uint64_t h : order_) {
+    const Work& w = work_.at(h);
+    if (w.idle_intervals >= kIdleIntervals || w.class_id == 0) continue;
+    const double t = TimeWeight(w);
+    if (t <= 0) {
+      unknown.insert(w.class_id);
+      continue;
+    }
+    weight[w.class_id] += t;
+    total += t;
+  }
+  for (auto& [id, c] : classes_) {
+    if (!c.search.has_value()) continue;
+    const auto it = weight.find(id);
+    c.search->SetLowStakes(total > 0 && it != weight.end() && !unknown.contains(id) &&
+                           it->second < o_.low_stakes_share * total);
+  }
+}
+
 std::vector<coordinator::ScheduleEntry> Leader::Entries(Work& w, Class& c, int max, const Config& before) {
   std::vector<coordinator::ScheduleEntry> out;
   if (max <= 0) return out;
@@ -462,6 +496,7 @@ coordinator::LeaderMessage Leader::Build(const coordinator::ScheduleBook& book, 
     w.idle_intervals = w.units_this_interval == 0 ? w.idle_intervals + 1 : 0;
     w.units_this_interval = 0;
   }
+  UpdateStakes();
   for (uint64_t h : order_) {
     Work& w = work_[h];
     Class* c = ClassOf(w);

@@ -64,6 +64,14 @@ class Leader {
     // A workload searched while NCCL's default takes less than this (µs, as measured; 0: never) keeps the intervals
     // at least interval.settle_units long while the iteration is one unit (see Settling()).
     double settle_below_us = 1000;
+    // A size class whose running workloads take under this share of the communicator's time is searched on
+    // search.low_stakes_budget (optimizer::Search::SetLowStakes; see UpdateStakes). 0: every search has race_budget.
+    // On the simulated cluster (the recorded testbed landscape and noise, the bench's training loops of 15 workloads
+    // of 64 KiB-16 MiB) 1.5%, 3%, 5% and 10% settled them alike (16.1-16.4 iterations at four calls per iteration,
+    // 36.8-37.5 at one, against 18.1 and 40.7 at 0) with the same converged configs; at 3% the testbed's 64-256 KiB
+    // workloads and its all-gather and reduce-scatter of 1 MiB are low stakes (docs/results/search-testbed.md,
+    // sixty-third session).
+    double low_stakes_share = 0.03;
   };
   explicit Leader(const Options& o) : o_(o), policy_(o.interval) {}
 
@@ -158,6 +166,8 @@ class Leader {
     uint64_t calls_per_interval = 1;   // as seen in the last interval (the lookahead's unit)
     int idle_intervals = 0;            // consecutive intervals without a call of this workload
     uint64_t last_unit = 0;            // the leader's unit count at its latest call (Stopped)
+    uint64_t first_unit = 0;           // ... at its first call
+    uint64_t calls = 0;                // its calls seen (OnUnit)
     std::deque<double> default_samples, incumbent_samples;  // this workload's own, for its statistics
     int64_t samples = 0;
     int64_t idle_samples = 0;         // timed calls some rank timed from an idle stream: not samples
@@ -205,6 +215,15 @@ class Leader {
   // A searching class whose members have nothing scheduled, shipped or in flight while its search still
   // awaits samples: those will never come (a lost count) - the search asks again rather than wait forever.
   void UnblockIdle(const coordinator::ScheduleBook& book);
+  // A workload's share of the communicator's time, as a weight: its calls per unit of the communicator since its
+  // first call, times its default's measured time (its incumbent's, imported, while the default has no sample); 0
+  // while unmeasured (NCCL's cost table is no guide to times: on the one-GPU testbed NCCL 2.28.9 rated all-reduce
+  // 256 KiB's tree/simple 2.59x the time of its pick, which ran 1.3x faster than it).
+  double TimeWeight(const Work& w) const;
+  // Tells each search whether its class is low stakes: its running workloads' weights under
+  // Options::low_stakes_share of those of every running workload measured (a class with a running member not
+  // measured yet is not).
+  void UpdateStakes();
   // Entries for `w` from its class's search (warm-ups marked), at most `max`.
   std::vector<coordinator::ScheduleEntry> Entries(Work& w, Class& c, int max, const Config& before);
 

@@ -14,7 +14,7 @@
 namespace ccltune {
 namespace {
 
-constexpr std::array<SettingSpec, 23> kSettings = {{
+constexpr std::array<SettingSpec, 24> kSettings = {{
     {"CCLTUNE_DISABLE", SettingType::kBool, "0", "0,1", "1: pure pass-through to NCCL (set it on all ranks)"},
     {"CCLTUNE_DEBUG", SettingType::kEnum, "WARN", "NONE,WARN,INFO,TRACE", "log level"},
     {"CCLTUNE_DEBUG_SUBSYS", SettingType::kString, "ALL", "ALL or list of INIT,PLUGIN,COORD,OPT,EXPORT",
@@ -58,6 +58,10 @@ constexpr std::array<SettingSpec, 23> kSettings = {{
     {"CCLTUNE_RACE_BUDGET", SettingType::kInt, "18", "0..1000",
      "a workload's search asks for at most this many calls plus 3 per algorithm/protocol/channel point screened, "
      "then decides on what it measured; lower settles sooner, on configs a little further from the best"},
+    {"CCLTUNE_LOW_STAKES_PCT", SettingType::kInt, "3", "0..100",
+     "a size class whose running workloads take less than this share of their communicator's time (NCCL's default's "
+     "measured time times calls) is searched on a budget of 6 in place of CCLTUNE_RACE_BUDGET while no config reads "
+     "10% faster than the default; 0: every search has the full budget"},
     {"CCLTUNE_GUARD", SettingType::kBool, "1", "0,1",
      "after convergence on a config other than NCCL's default, run the default now and then and search again "
      "when the config reads significantly slower than it; 0: never"},
@@ -199,6 +203,7 @@ Settings Settings::FromEnv(const char* (*getenv_fn)(const char*)) {
   s.min_gain = gain_pct / 100.0;
   get_int("CCLTUNE_SCREEN_COST_RATIO", &s.screen_cost_ratio, 0, 1000);
   get_int("CCLTUNE_RACE_BUDGET", &s.race_budget, 0, 1000);
+  get_int("CCLTUNE_LOW_STAKES_PCT", &s.low_stakes_pct, 0, 100);
   get_bool("CCLTUNE_GUARD", &s.guard);
   get_bool("CCLTUNE_SUMMARY", &s.summary);
   if (const char* v = raw("CCLTUNE_TRACE")) s.trace_path = v;

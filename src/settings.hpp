@@ -45,6 +45,7 @@ struct Settings {
   double min_gain = 0.02;
   int screen_cost_ratio = 6;  // CCLTUNE_SCREEN_COST_RATIO (0: every valid subspace screened)
   int race_budget = 18;       // CCLTUNE_RACE_BUDGET: optimizer::Options::race_budget
+  int low_stakes_pct = 3;     // CCLTUNE_LOW_STAKES_PCT: Leader::Options::low_stakes_share, in percent
   bool guard = true;          // CCLTUNE_GUARD: after convergence, the default probed now and then
   int test_fail_setup_rank = -1;
   int test_export_pause = 0;  // testing only: the Nth export pauses before its rename

@@ -70,6 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                          {"CCLTUNE_MAX_BATCH", s.max_batch},
                                          {"CCLTUNE_SCREEN_COST_RATIO", s.screen_cost_ratio},
                                          {"CCLTUNE_RACE_BUDGET", s.race_budget},
+                                         {"CCLTUNE_LOW_STAKES_PCT", s.low_stakes_pct},
                                          {"CCLTUNE_EXPORT_INTERVAL", s.export_interval_s},
                                          {"CCLTUNE_TEST_FAIL_SETUP_RANK", s.test_fail_setup_rank},
                                          {"CCLTUNE_TEST_EXPORT_PAUSE", s.test_export_pause},

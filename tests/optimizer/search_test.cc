@@ -4,6 +4,7 @@
 // monitoring after convergence, warm start.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -334,42 +335,49 @@ TEST(Search, SamplesLostBeforeAReopenLeaveTheNewSearchItsOwnBudget) {
     ASSERT_TRUE(to_convergence(again)) << seed;
     EXPECT_EQ(again.stats().requested, fresh.stats().requested) << seed;
     EXPECT_EQ(again.incumbent(), fresh.incumbent()) << seed;
-    // Describe() reads "(N asked of BUDGET, ...".
-    const std::string n = std::to_string(fresh.stats().requested);
-    at_budget += fresh.Describe().find("(" + n + " asked of " + n + ",") != std::string::npos ? 1 : 0;
+    at_budget += fresh.stats().requested == fresh.stats().budget ? 1 : 0;
   }
   // Heavy noise on a flat landscape runs most searches to their budget, where the lost count would show.
   EXPECT_GT(at_budget, 10);
 }
 
 // Options::race_budget sets the budget, race_budget + 3 entries per arm: heavy noise on a flat landscape runs most
-// searches to it, and none asks for more.
+// searches to it, and none asks for more. A low-stakes search (SetLowStakes) has low_stakes_budget in its place
+// while no arm reads 10% faster than the default: on a flat landscape, mostly.
 TEST(Search, TheRaceBudgetBoundsTheEntries) {
-  double requested[2] = {0, 0};
-  const int budgets[2] = {12, 18};
-  for (int b = 0; b < 2; ++b) {
+  struct Case {
+    int race_budget;
+    bool low_stakes;
+  };
+  const Case cases[3] = {{12, false}, {18, false}, {18, true}};
+  double requested[3] = {0, 0, 0};
+  for (int b = 0; b < 3; ++b) {
     Options options;
-    options.race_budget = budgets[b];
-    int at_budget = 0;
+    options.race_budget = cases[b].race_budget;
+    int at_budget = 0, at_low = 0;
     for (uint64_t seed = 1; seed <= 40; ++seed) {
       const Landscape L = MakeLandscape(SizeClass::kFlat, seed);
       Search s(L.space, options);
+      s.SetLowStakes(cases[b].low_stakes);
       Noise noise(seed, 0.25);
       ASSERT_TRUE(DriveLandscape(s, L, noise).converged) << seed;
-      // Describe() reads "(N asked of BUDGET, ...".
-      const std::string d = s.Describe();
-      const size_t at = d.find(" asked of ");
-      ASSERT_NE(at, std::string::npos) << d;
-      const int budget = std::atoi(d.c_str() + at + 10);
-      EXPECT_GT(budget, budgets[b]) << d;
-      EXPECT_EQ((budget - budgets[b]) % 3, 0) << d;
-      EXPECT_LE(s.stats().requested, budget) << d;
-      at_budget += s.stats().requested == budget ? 1 : 0;
-      requested[b] += static_cast<double>(s.stats().requested) / 40;
+      const Stats st = s.stats();
+      EXPECT_EQ(st.low_stakes, cases[b].low_stakes);
+      // The budget at the end: race_budget, or low_stakes_budget where no arm reads under 0.9 of the default then.
+      const int per_arm = st.budget - (cases[b].low_stakes ? options.low_stakes_budget : options.race_budget);
+      EXPECT_GT(per_arm, 0) << s.Describe();
+      EXPECT_EQ(per_arm % 3, 0) << s.Describe();
+      EXPECT_LE(st.requested, std::max(st.budget, per_arm + options.race_budget)) << s.Describe();
+      at_budget += st.requested == st.budget ? 1 : 0;
+      at_low += cases[b].low_stakes && st.budget == per_arm + options.low_stakes_budget ? 1 : 0;
+      requested[b] += static_cast<double>(st.requested) / 40;
     }
-    EXPECT_GT(at_budget, 10) << budgets[b];
+    EXPECT_GT(at_budget, 10) << b;
+    if (cases[b].low_stakes) EXPECT_GT(at_low, 30);
   }
   EXPECT_LT(requested[0], requested[1]);
+  // Low stakes: 6 in place of 18, and 18 again while an arm reads 10% faster.
+  EXPECT_LT(requested[2], requested[0]);
 }
 
 // Real NCCL on the one-GPU testbed (all-reduce 1 MiB): ring/simple/nc1 read 4.1x the default on its one
@@ -390,6 +398,53 @@ SearchSpace RingAndTreeOnTwoChannels() {
 }
 Config RunsOnTwoChannels(const Config& c) {
   return c.IsDefault() ? Config{kAlgoRing, kProtoSimple, 2, 0} : Config{c.algo, c.proto, std::min(c.channels, 2), 0};
+}
+
+// A low-stakes search whose leader reads 15% faster than the default keeps race_budget until the gain is significant:
+// it ends on the faster config about as often as a search on the full budget, and more often than one on
+// low_stakes_budget alone (on the simulated cluster, without that, all-gather 256 KiB stayed on NCCL's default at
+// 1.456 of the oracle's time). Where nothing is faster, it asks for fewer. At 8% noise over 40 seeds: 40 seeds on the
+// faster config with the full budget, 39 low stakes, 31 on a budget of 6; 21.4 entries asked for with the full budget
+// where nothing is faster, 15.4 low stakes. (At 25% noise the fast arm was found in 15, 13 and 12 seeds; the leader's
+// reading since it leads, not its best reading, decides the extension: on all of its samples, the luckiest of many
+// arms on a flat landscape read 10% faster often enough to keep most searches on the full budget.)
+struct StakesRun {
+  int fast = 0;          // seeds ending on ring/simple/nc1
+  double requested = 0;  // mean entries asked for
+};
+StakesRun RunStakes(const Options& options, bool low_stakes, double fast_relative, double sd) {
+  const SearchSpace space = RingAndTreeOnTwoChannels();
+  const Config fast{kAlgoRing, kProtoSimple, 1, 0};
+  StakesRun out;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Search s(space, options);
+    s.SetLowStakes(low_stakes);
+    Noise noise(seed, sd);
+    const testing::DriveResult r = testing::DriveWith(
+        s,
+        [&](const Config& c, int64_t) {
+          if (c.IsDefault() || (c.algo == kAlgoRing && c.channels == 2)) return noise(1000.0);
+          return noise(c == fast ? 1000.0 * fast_relative : 1400.0);
+        },
+        RunsOnTwoChannels, testing::DriveOptions{});
+    EXPECT_TRUE(r.converged) << seed;
+    out.fast += r.incumbent == fast ? 1 : 0;
+    out.requested += static_cast<double>(s.stats().requested) / 40;
+  }
+  return out;
+}
+
+TEST(Search, ALowStakesSearchKeepsItsBudgetWhileAGainIsUnconfirmed) {
+  Options full, low_only;
+  low_only.race_budget = full.low_stakes_budget;
+  // ring/simple/nc1 at 0.85 of the default, 8% noise.
+  const StakesRun f = RunStakes(full, false, 0.85, 0.08), l = RunStakes(full, true, 0.85, 0.08),
+                  o = RunStakes(low_only, false, 0.85, 0.08);
+  EXPECT_GE(l.fast, f.fast - 2) << f.fast << " " << l.fast << " " << o.fast;
+  EXPECT_GE(l.fast, o.fast + 5) << f.fast << " " << l.fast << " " << o.fast;
+  // Nothing faster than the default: the low-stakes budget.
+  const StakesRun fn = RunStakes(full, false, 1.0, 0.08), ln = RunStakes(full, true, 1.0, 0.08);
+  EXPECT_LT(ln.requested, fn.requested - 4) << fn.requested << " " << ln.requested;
 }
 
 TEST(Search, OneSlowScreeningSampleDoesNotDropTheBestConfig) {

@@ -616,6 +616,35 @@ TEST(Leader, OneSearchPerSizeClass) {
   EXPECT_EQ(*loop.book.Incumbent(loop.keys[2].Hash()), c0);
 }
 
+// A size class whose running workloads take a small share of the communicator's time (each one's default's measured
+// time times its calls per unit of the communicator) is searched on the low-stakes budget (optimizer::Options::
+// low_stakes_budget): all-reduce 64 KiB beside all-reduce 16 MiB (0.2% of the time here), not all-gather 1 MiB run 24
+// times per iteration beside them (60%). A workload that stopped running counts for nothing: alone, 64 KiB is all of
+// the time. With Options::low_stakes_share 0 no search is low stakes.
+TEST(Leader, ASizeClassWithASmallShareOfTheTimeIsLowStakes) {
+  const WorkloadKey big = Key(16 << 20), small = Key(64 << 10), often = Key(1 << 20, Coll::kAllGather);
+  for (const double share : {0.015, 0.0}) {
+    Leader::Options o = Opts();
+    o.low_stakes_share = share;
+    Loop loop(o);
+    loop.keys = {big, small};
+    for (int i = 0; i < 24; ++i) loop.keys.push_back(often);
+    ASSERT_FALSE(loop.Run(6));
+    auto low = [&](const WorkloadKey& k) {
+      const std::optional<Leader::WorkloadStats> st = loop.leader.StatsOf(k.Hash());
+      EXPECT_TRUE(st.has_value());
+      return st.has_value() && st->search.low_stakes;
+    };
+    EXPECT_EQ(low(small), share > 0) << loop.leader.Describe(small.Hash());
+    EXPECT_FALSE(low(big));
+    EXPECT_FALSE(low(often));
+    if (share == 0) continue;
+    loop.keys = {small};
+    loop.Run(3);
+    EXPECT_FALSE(low(small)) << loop.leader.Describe(small.Hash());
+  }
+}
+
 TEST(Leader, SizeClassBoundsAndGroups) {
   const SizeClass a = SizeClassOf(Key(3000));
   EXPECT_EQ(a.min_bytes, 2048u);

@@ -126,6 +126,7 @@ TEST(Settings, IntegerSettingsTakeTheirRangeAndKeepTheDefaultOutsideIt) {
       {"CCLTUNE_MIN_GAIN_PCT", [](const Settings& s) { return std::llround(s.min_gain * 100); }},
       {"CCLTUNE_SCREEN_COST_RATIO", [](const Settings& s) { return s.screen_cost_ratio; }},
       {"CCLTUNE_RACE_BUDGET", [](const Settings& s) { return s.race_budget; }},
+      {"CCLTUNE_LOW_STAKES_PCT", [](const Settings& s) { return s.low_stakes_pct; }},
       {"CCLTUNE_TEST_FAIL_SETUP_RANK", [](const Settings& s) { return s.test_fail_setup_rank; }},
       {"CCLTUNE_TEST_EXPORT_PAUSE", [](const Settings& s) { return s.test_export_pause; }},
   };
@@ -190,6 +191,35 @@ TEST(Settings, SearchSettingsReachTheSearchOptions) {
   EXPECT_EQ(set.max_screen, defaults.max_screen);
   EXPECT_EQ(set.monitor_window, defaults.monitor_window);
   EXPECT_EQ(set.drift_ratio, defaults.drift_ratio);
+}
+
+// The same for the leader's options: CCLTUNE_MAX_BATCH, CCLTUNE_MIN_INTERVAL, CCLTUNE_SETTLE_US and
+// CCLTUNE_LOW_STAKES_PCT reach them, with the search's; unset they leave Leader::Options' defaults, except the
+// shortest interval: CCLTUNE_MIN_INTERVAL's 1 (coordinator::IntervalOptions' own default, 8, is not what a job runs).
+TEST(Settings, LeaderSettingsReachTheLeaderOptions) {
+  g_env = {};
+  const Leader::Options defaults;
+  const Leader::Options unset = LeaderOptionsFrom(Settings::FromEnv(&FakeGetenv));
+  EXPECT_EQ(unset.max_entries, defaults.max_entries);
+  EXPECT_EQ(unset.interval.min_units, 1u);
+  EXPECT_EQ(unset.settle_below_us, defaults.settle_below_us);
+  EXPECT_DOUBLE_EQ(unset.low_stakes_share, defaults.low_stakes_share);
+  EXPECT_EQ(unset.search.race_budget, defaults.search.race_budget);
+  g_env = {{"CCLTUNE_MAX_BATCH", "9"},
+           {"CCLTUNE_MIN_INTERVAL", "5"},
+           {"CCLTUNE_SETTLE_US", "0"},
+           {"CCLTUNE_LOW_STAKES_PCT", "0"},
+           {"CCLTUNE_RACE_BUDGET", "12"}};
+  const Settings s = Settings::FromEnv(&FakeGetenv);
+  ASSERT_TRUE(s.warnings.empty());
+  const Leader::Options set = LeaderOptionsFrom(s);
+  EXPECT_EQ(set.max_entries, 9);
+  EXPECT_EQ(set.interval.min_units, 5u);
+  EXPECT_EQ(set.settle_below_us, 0);
+  EXPECT_EQ(set.low_stakes_share, 0);
+  EXPECT_EQ(set.search.race_budget, 12);
+  g_env = {{"CCLTUNE_LOW_STAKES_PCT", "7"}};
+  EXPECT_DOUBLE_EQ(LeaderOptionsFrom(Settings::FromEnv(&FakeGetenv)).low_stakes_share, 0.07);
 }
 
 TEST(Settings, DocsTableMatchesRegistry) {
