@@ -129,6 +129,7 @@ struct Stats {
   // while searching (each sample against the default samples nearest to it); 0 where not measured.
   double incumbent_relative = 0;
   int budget = 0;           // entries the search may ask for as it stands: race_budget (see SetLowStakes) + 3 per arm
+  int arms = 0;             // configs in the race (NCCL's default excluded)
   bool low_stakes = false;  // Search::SetLowStakes
 };
 

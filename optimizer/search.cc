@@ -762,6 +762,7 @@ struct Search::Impl {
     s.samples = static_cast<int>(store.total());
     s.configs = static_cast<int>(store.Measured().size());
     s.budget = Budget();
+    s.arms = static_cast<int>(arms.size());
     s.low_stakes = low_stakes;
     return s;
   }

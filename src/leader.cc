@@ -404,7 +404,7 @@ bool Leader::checking() const {
 }
 
 double Leader::TimeWeight(const Work& w) const {
-  if (w.calls == 0 || units_ < w.first_unit) return 0;
+  if (w.calls == 0) return 0;
   const std::deque<double>& measured = !w.default_samples.empty() ? w.default_samples : w.incumbent_samples;
   if (measured.empty()) return 0;
   const double us = Robust(measured);
