@@ -78,10 +78,11 @@ struct Options {
   // race_budget of a search whose workloads take a small share of their communicator's time (Search::SetLowStakes;
   // the leader decides, Leader::Options::low_stakes_share): it settles sooner, and a few percent more of a small
   // share of the time is little. Such a search has race_budget again while its leader reads 10% or more faster than
-  // the default without a significant verdict. At race_budget or above it changes nothing. On real NCCL (the one-GPU
-  // testbed, 4 ranks, a class under 3% of the time low stakes) the training loop of 15 workloads settled after 17.5
-  // iterations instead of 20.8 at four calls per iteration and 41.6 instead of 48.6 at one, its converged configs as
-  // fast (docs/results/search-testbed.md, sixty-third session).
+  // the default without a significant verdict. At race_budget or above it changes nothing. A low-stakes search also
+  // counts the samples of its waiting config (Search::waiting()) against its budget (Stats::waited). On real NCCL (the
+  // one-GPU testbed, 4 ranks, a class under 3% of the time low stakes) the training loop of 15 workloads settled
+  // after 17.5 iterations instead of 20.8 at four calls per iteration and 41.6 instead of 48.6 at one, its converged
+  // configs as fast (docs/results/search-testbed.md, sixty-third session).
   int low_stakes_budget = 6;
 };
 
@@ -128,9 +129,14 @@ struct Stats {
   // Converged on a config other than the default: its time over that of the default measured beside it
   // while searching (each sample against the default samples nearest to it); 0 where not measured.
   double incumbent_relative = 0;
-  int budget = 0;           // entries the search may ask for as it stands: race_budget (see SetLowStakes) + 3 per arm
+  // Entries the search may ask for as it stands (with the waiting samples it counts, `waited`): race_budget (see
+  // SetLowStakes) + 3 per arm.
+  int budget = 0;
   int arms = 0;             // configs in the race (NCCL's default excluded)
   bool low_stakes = false;  // Search::SetLowStakes
+  // Samples of the waiting config (AddSample with requested = false) that came while the search was low stakes:
+  // they count against the budget beside the entries asked for (Options::low_stakes_budget).
+  int waited = 0;
 };
 
 class Search {

@@ -47,7 +47,13 @@ constexpr double kBudgetPerArm = 3;
 // race_budget again while its race leader reads under kPromising of the default's time without clearing the
 // decision on all of its samples: a gain of 10% or more is worth confirming whatever the workload's share (on the
 // simulated cluster, without it, all-gather 256 KiB stayed on the default at 1.456 of the oracle's time; sixty-second
-// session).
+// session). A low-stakes search also counts the samples of its waiting config (Search::waiting(), run while the
+// entries asked for are on their way) against its budget: they are samples of its race leader or of the default, and
+// calls the loop pays for. In a loop of four calls per iteration they were a third of such a search's samples (real
+// NCCL on the one-GPU testbed, all-gather 16 KiB per rank: 33 samples for 21 entries asked); counting them settled the
+// simulated four-calls loop after 15.4 iterations instead of 16.4, the converged configs 0.06% slower. Not for every
+// search: on the recorded NVLink landscapes (optimizer-replay) that cost reduce-scatter's share of the headroom 0.62 ->
+// 0.39 (docs/results/search-testbed.md, sixty-fourth session).
 constexpr double kPromising = 0.9;
 constexpr int kPromiseSamples = 2;
 // Refinement steps (each adds the channel counts halfway to the leader's measured neighbours, or chunk
@@ -164,9 +170,11 @@ struct Search::Impl {
   }
   // The budget's part beyond kBudgetPerArm per arm.
   int RaceBudget() const {
-    if (!low_stakes || opt.low_stakes_budget >= opt.race_budget) return opt.race_budget;
+    if (!LowBudget()) return opt.race_budget;
     return Promising() ? opt.race_budget : opt.low_stakes_budget;
   }
+  // Low stakes, with a smaller budget to apply (Options::low_stakes_budget).
+  bool LowBudget() const { return low_stakes && opt.low_stakes_budget < opt.race_budget; }
   // Whether the race's leader (as Advance last saw it) reads under kPromising of the default on its samples since it
   // leads (kPromiseSamples or more: those played no part in making it the leader) and has not cleared the decision on
   // all of its samples.
@@ -179,10 +187,13 @@ struct Search::Impl {
   }
   bool low_stakes = false;
   // Entries that count against the budget since the search (re)started: those asked for that came back or are
-  // still on their way (the waiting config's calls, run while nothing is asked for, are samples the budget does
-  // not pay for). Not stats.requested - stats.lost: the lost count runs on across re-openings.
+  // still on their way. Not stats.requested - stats.lost: the lost count runs on across re-openings.
   int spent = 0;
-  int Used() const { return spent; }
+  // Samples of the waiting config (the calls run while nothing asked for is scheduled) that came while the search
+  // was low stakes: they count against its budget as the entries do (see kPromising). A search that is not low stakes
+  // takes them as samples its budget does not pay for.
+  int waited = 0;
+  int Used() const { return spent + waited; }
 
   // Two samples of one config that disagree: one of them is not what the config takes.
   static bool Disagree(double a, double b) { return std::max(a, b) > kSuspectRatio * std::min(a, b); }
@@ -546,7 +557,11 @@ struct Search::Impl {
       if (Guarding() && incumbent.IsDefault() && KeyFor(asked) == KeyFor(reference)) ReferenceProbe(us, stream);
       return;
     }
-    if (requested) Unawait(asked);
+    if (requested) {
+      Unawait(asked);
+    } else if (LowBudget()) {
+      ++waited;
+    }
     store.Add(asked, us, stream);
     dirty = true;
     Advance();
@@ -736,6 +751,7 @@ struct Search::Impl {
     since_default.clear();
     stats.requested = 0;
     spent = 0;
+    waited = 0;
     last_leader = Config{};
     lead_since = 0;
     ++generation;
@@ -764,6 +780,7 @@ struct Search::Impl {
     s.budget = Budget();
     s.arms = static_cast<int>(arms.size());
     s.low_stakes = low_stakes;
+    s.waited = waited;
     return s;
   }
 
