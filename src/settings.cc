@@ -61,7 +61,8 @@ constexpr std::array<SettingSpec, 24> kSettings = {{
     {"CCLTUNE_LOW_STAKES_PCT", SettingType::kInt, "3", "0..100",
      "a size class whose running workloads take less than this share of their communicator's time (NCCL's default's "
      "measured time times calls) is searched on a budget of 6 in place of CCLTUNE_RACE_BUDGET while no config reads "
-     "10% faster than the default; 0: every search has the full budget"},
+     "10% faster than the default, the calls it runs while waiting for timings counted in it; 0: every search has the "
+     "full budget"},
     {"CCLTUNE_GUARD", SettingType::kBool, "1", "0,1",
      "after convergence on a config other than NCCL's default, run the default now and then and search again "
      "when the config reads significantly slower than it; 0: never"},
